@@ -1,0 +1,45 @@
+//! # toolbox
+//!
+//! Tool calling for LLM agents in Rust. Put ordinary functions behind a
+//! [`ToolBox`], get a correct JSON Schema for each, and run every call
+//! through one observable lifecycle: events with timings, an `execute_tool`
+//! tracing span with the OpenTelemetry GenAI attributes, panics and timeouts
+//! caught, bad arguments answered with the JSON path and the expectation.
+//!
+//! ```
+//! use toolbox::prelude::*;
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct AddArgs {
+//!     /// The first addend.
+//!     a: i64,
+//!     /// The second addend.
+//!     b: i64,
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let math = ToolSet::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
+//! let tools = MultiToolBox::builder().add("math", math).build()?;
+//! let handler = ToolHandler::new().on_success(|e| println!("{} took {:?}", e.name, e.elapsed));
+//!
+//! let response = tools.call("math_add", json!({"a": 40, "b": 2}), &Context::new(), &handler).await;
+//! assert_eq!(response.content, "42");
+//!
+//! let response = tools.call("math_add", json!({"a": "forty"}), &Context::new(), &handler).await;
+//! assert!(response.is_error);
+//! assert_eq!(response.content, "invalid arguments at `a`: invalid type: string \"forty\", expected i64");
+//! # Ok::<(), toolbox::DefinitionError>(())
+//! # }).unwrap();
+//! ```
+
+pub use toolbox_core::*;
+
+/// The names most programs need: `use toolbox::prelude::*;`.
+pub mod prelude {
+    pub use toolbox_core::{
+        tool_fn, try_tool_fn, AlwaysTrue, Context, EmptyToolBox, Extension, FromContext,
+        MultiToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolHandler,
+        ToolResponse, ToolSet, ToolSpecification,
+    };
+}

@@ -1,0 +1,334 @@
+//! Tools from closures, and `ToolSet`, the box that holds them.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::decorate::with_timeout;
+use crate::schema::{arguments_schema, describe_property};
+use crate::spec::tool_name_problem;
+use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::{
+    deserialize_arguments, BoxError, Context, DefinitionError, ToolAnnotations, ToolBox, ToolError,
+    ToolResponse, ToolSpecification,
+};
+
+/// A function a closure tool can be built from: `Fn(T) -> impl Future` or
+/// `Fn(T, Context) -> impl Future`. `M` tells the two shapes apart.
+pub trait ToolClosure<T, M>: Send + Sync + 'static {
+    /// What the tool's future yields.
+    type Output: 'static;
+    /// The tool's future.
+    type Future: Future<Output = Self::Output> + Send + 'static;
+    /// Runs the closure.
+    fn run(&self, arguments: T, ctx: &Context) -> Self::Future;
+}
+
+impl<F, T, Fut> ToolClosure<T, fn(T)> for F
+where
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: 'static,
+{
+    type Output = Fut::Output;
+    type Future = Fut;
+    fn run(&self, arguments: T, _: &Context) -> Fut {
+        self(arguments)
+    }
+}
+
+impl<F, T, Fut> ToolClosure<T, fn(T, Context)> for F
+where
+    F: Fn(T, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: 'static,
+{
+    type Output = Fut::Output;
+    type Future = Fut;
+    fn run(&self, arguments: T, ctx: &Context) -> Fut {
+        self(arguments, ctx.clone())
+    }
+}
+
+type Invoke = dyn Fn(&Value, &Context) -> BoxFuture<'static, DispatchResult> + Send + Sync;
+
+/// A tool made from a closure by [`tool_fn`] or [`try_tool_fn`]; put tools in
+/// a [`ToolSet`] to call them.
+#[derive(Clone)]
+pub struct FnTool {
+    specification: ToolSpecification,
+    invoke: Arc<Invoke>,
+    timeout: Option<Duration>,
+    problems: Vec<String>,
+}
+
+/// A tool from a closure taking its arguments as `T` (and optionally the
+/// [`Context`]) and returning any `Serialize` value, which reaches the model
+/// by the one serialization rule (a top-level `Result` included).
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use toolbox_core::{tool_fn, ToolSet};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs { a: i64, b: i64 }
+///
+/// let add = tool_fn("add", "Adds two integers", |args: AddArgs| async move { args.a + args.b })
+///     .describe_arg("a", "The first addend")
+///     .describe_arg("b", "The second addend");
+/// let tools = ToolSet::new([add]).unwrap();
+/// # let _ = tools;
+/// ```
+pub fn tool_fn<T, M, F>(name: impl Into<String>, description: impl Into<String>, f: F) -> FnTool
+where
+    T: DeserializeOwned + JsonSchema + Send + 'static,
+    F: ToolClosure<T, M>,
+    F::Output: Serialize,
+{
+    FnTool::build(name.into(), description.into(), f, |output| {
+        ToolResponse::from_output(&output)
+    })
+}
+
+/// A tool from a fallible closure: `Ok(v)` reaches the model by the
+/// serialization rule, `Err(e)` as an error response with `e`'s text (the
+/// operator also gets its `source()` chain). Any `E: Into<BoxError>` works:
+/// `String`, `&str`, std errors, `anyhow::Error`.
+pub fn try_tool_fn<T, M, F, O, E>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    f: F,
+) -> FnTool
+where
+    T: DeserializeOwned + JsonSchema + Send + 'static,
+    F: ToolClosure<T, M, Output = Result<O, E>>,
+    O: Serialize,
+    E: Into<BoxError>,
+{
+    FnTool::build(name.into(), description.into(), f, |output| match output {
+        Ok(value) => ToolResponse::from_output(&value),
+        Err(error) => Err(ToolError::from_error(error)),
+    })
+}
+
+impl FnTool {
+    fn build<T, M, F>(
+        name: String,
+        description: String,
+        f: F,
+        finish: fn(F::Output) -> DispatchResult,
+    ) -> Self
+    where
+        T: DeserializeOwned + JsonSchema + Send + 'static,
+        F: ToolClosure<T, M>,
+    {
+        let mut problems = Vec::new();
+        let parameters = arguments_schema::<T>().unwrap_or_else(|problem| {
+            problems.push(problem);
+            crate::schema::empty_object_schema()
+        });
+        let takes_unit = <T as JsonSchema>::schema_name() == "null";
+        let invoke = move |arguments: &Value,
+                           ctx: &Context|
+              -> BoxFuture<'static, DispatchResult> {
+            let parsed = if takes_unit {
+                unit_arguments(arguments).and_then(|()| deserialize_arguments::<T>(&Value::Null))
+            } else {
+                deserialize_arguments::<T>(arguments)
+            };
+            match parsed {
+                Ok(parsed) => {
+                    let future = f.run(parsed, ctx);
+                    Box::pin(async move { finish(future.await) })
+                }
+                Err(error) => Box::pin(std::future::ready(Err(error))),
+            }
+        };
+        FnTool {
+            specification: ToolSpecification {
+                name,
+                title: None,
+                description,
+                parameters,
+                output_schema: None,
+                annotations: None,
+            },
+            invoke: Arc::new(invoke),
+            timeout: None,
+            problems,
+        }
+    }
+
+    /// Replaces the tool's description.
+    pub fn describe(mut self, description: impl Into<String>) -> Self {
+        self.specification.description = description.into();
+        self
+    }
+
+    /// Describes one argument. Naming an argument the tool does not have is
+    /// reported when the tool is put in a [`ToolSet`].
+    pub fn describe_arg(mut self, argument: &str, description: impl Into<String>) -> Self {
+        if let Err(problem) = describe_property(
+            &mut self.specification.parameters,
+            argument,
+            &description.into(),
+        ) {
+            self.problems.push(format!("`describe_arg`: {problem}"));
+        }
+        self
+    }
+
+    /// Sets a display title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.specification.title = Some(title.into());
+        self
+    }
+
+    /// Marks the tool read-only: it may run in parallel with other read-only calls.
+    pub fn read_only(mut self) -> Self {
+        self.annotations().read_only = Some(true);
+        self
+    }
+
+    /// Marks the tool destructive: it never runs concurrently with other calls of a turn.
+    pub fn destructive(mut self) -> Self {
+        self.annotations().destructive = Some(true);
+        self
+    }
+
+    /// Marks the tool idempotent.
+    pub fn idempotent(mut self) -> Self {
+        self.annotations().idempotent = Some(true);
+        self
+    }
+
+    /// Ends a call of this tool that runs longer than `limit`.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// Sets the schema of the tool's result.
+    pub fn output_schema<O: JsonSchema>(mut self) -> Self {
+        self.specification.output_schema = crate::schema::output_schema::<O>();
+        self
+    }
+
+    /// The tool's specification.
+    pub fn specification(&self) -> &ToolSpecification {
+        &self.specification
+    }
+
+    fn annotations(&mut self) -> &mut ToolAnnotations {
+        self.specification
+            .annotations
+            .get_or_insert_with(Default::default)
+    }
+}
+
+fn unit_arguments(arguments: &Value) -> Result<(), ToolError> {
+    match arguments.as_object().and_then(|o| o.keys().next()) {
+        None => Ok(()),
+        Some(key) => Err(ToolError::invalid_arguments(
+            "",
+            format!("unknown field `{key}`: this tool takes no arguments"),
+        )),
+    }
+}
+
+impl std::fmt::Debug for FnTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnTool")
+            .field("specification", &self.specification)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// A box of closure tools, routed by name in O(1).
+#[derive(Clone, Debug)]
+pub struct ToolSet {
+    tools: Vec<FnTool>,
+    index: FxHashMap<String, usize>,
+}
+
+impl ToolSet {
+    /// A box of these tools. Fails, listing every problem at once, on an
+    /// illegal or duplicate name, a non-object argument type, or a
+    /// `describe_arg` naming a missing argument.
+    pub fn new(tools: impl IntoIterator<Item = FnTool>) -> Result<Self, DefinitionError> {
+        let mut problems = Vec::new();
+        let mut index = FxHashMap::default();
+        let tools: Vec<FnTool> = tools.into_iter().collect();
+        for (position, tool) in tools.iter().enumerate() {
+            let name = &tool.specification.name;
+            if let Some(problem) = tool_name_problem(name) {
+                problems.push(problem);
+            }
+            for problem in &tool.problems {
+                problems.push(format!("tool `{name}`: {problem}"));
+            }
+            if tool.specification.description.trim().is_empty() {
+                problems.push(format!(
+                    "tool `{name}` has no description; the model needs one"
+                ));
+            }
+            if index.insert(name.clone(), position).is_some() {
+                problems.push(format!("two tools are named `{name}`"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(ToolSet { tools, index })
+        } else {
+            Err(DefinitionError::new(problems))
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&FnTool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+}
+
+impl ToolBox for ToolSet {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        self.tools.iter().map(|t| t.specification.clone()).collect()
+    }
+
+    fn specification(&self, name: &str, _: &Context) -> Option<ToolSpecification> {
+        self.get(name).map(|t| t.specification.clone())
+    }
+
+    fn contains(&self, name: &str, _: &Context) -> bool {
+        self.index.contains_key(name)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, DispatchResult> {
+        match self.get(name) {
+            Some(tool) => {
+                let call = (tool.invoke)(&arguments, ctx);
+                match tool.timeout {
+                    None => call,
+                    Some(limit) => Box::pin(with_timeout(limit, call)),
+                }
+            }
+            None => {
+                let names = self.tools.iter().map(|t| t.specification.name.as_str());
+                Box::pin(std::future::ready(Err(ToolError::unknown_tool(
+                    name, names,
+                ))))
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Decorators: boxes that wrap a box to change what happens around a call
+//! without adding tools.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::{Context, ToolBox, ToolError, ToolSpecification};
+
+/// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
+/// default and per-tool limits (a per-tool limit wins). Needs a Tokio runtime
+/// with its timer enabled.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolbox_core::{EmptyToolBox, TimeoutToolBox};
+/// let guarded = TimeoutToolBox::new(EmptyToolBox)
+///     .default_timeout(Duration::from_secs(30))
+///     .tool_timeout("slow_report", Duration::from_secs(120));
+/// # let _ = guarded;
+/// ```
+#[derive(Debug)]
+pub struct TimeoutToolBox<B> {
+    inner: B,
+    default: Option<Duration>,
+    per_tool: HashMap<String, Duration>,
+}
+
+impl<B: ToolBox> TimeoutToolBox<B> {
+    /// Wraps `inner` with no limits yet.
+    pub fn new(inner: B) -> Self {
+        TimeoutToolBox {
+            inner,
+            default: None,
+            per_tool: HashMap::new(),
+        }
+    }
+
+    /// Sets the limit for every tool without its own.
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default = Some(limit);
+        self
+    }
+
+    /// Sets the limit for one tool.
+    pub fn tool_timeout(mut self, tool: impl Into<String>, limit: Duration) -> Self {
+        self.per_tool.insert(tool.into(), limit);
+        self
+    }
+
+    /// The limit applied to `tool`, if any.
+    pub fn timeout_for(&self, tool: &str) -> Option<Duration> {
+        self.per_tool.get(tool).copied().or(self.default)
+    }
+}
+
+impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+        self.inner.specifications(ctx)
+    }
+
+    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+        self.inner.specification(name, ctx)
+    }
+
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.inner.contains(name, ctx)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, DispatchResult> {
+        let call = self.inner.dispatch(name, arguments, ctx);
+        match self.timeout_for(name) {
+            None => call,
+            Some(limit) => Box::pin(with_timeout(limit, call)),
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        self.inner.close()
+    }
+}
+
+/// Runs `call`, failing with [`ToolError::TimedOut`] after `limit`.
+pub async fn with_timeout<F>(limit: Duration, call: F) -> DispatchResult
+where
+    F: std::future::Future<Output = DispatchResult>,
+{
+    match tokio::time::timeout(limit, call).await {
+        Ok(result) => result,
+        Err(_) => Err(ToolError::TimedOut { after: limit }),
+    }
+}

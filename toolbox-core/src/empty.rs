@@ -1,0 +1,30 @@
+//! The box with no tools.
+
+use serde_json::Value;
+
+use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::{Context, ToolBox, ToolError, ToolSpecification};
+
+/// A box with no tools: the default when an agent should call nothing.
+/// Every call is an unknown tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptyToolBox;
+
+impl ToolBox for EmptyToolBox {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        Vec::new()
+    }
+
+    fn specification(&self, _: &str, _: &Context) -> Option<ToolSpecification> {
+        None
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        _: Value,
+        _: &'a Context,
+    ) -> BoxFuture<'a, DispatchResult> {
+        Box::pin(std::future::ready(Err(ToolError::unknown_tool(name, []))))
+    }
+}

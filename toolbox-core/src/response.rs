@@ -1,0 +1,379 @@
+//! One result of a call, and the one rule that turns a tool's return value
+//! into what the model reads.
+
+use std::io;
+
+use serde::ser::{Serialize, Serializer};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ToolError;
+
+/// One result of a call.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, Deserialize)]
+pub struct ToolResponse {
+    /// The text the model reads.
+    pub content: String,
+    /// Something to show the user alongside (a card, a chart's data), which
+    /// the model does not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<Value>,
+    /// Whether this result reports a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl ToolResponse {
+    /// A successful response with this text.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolResponse {
+            content: content.into(),
+            element: None,
+            is_error: false,
+        }
+    }
+
+    /// An error response with this text.
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolResponse {
+            content: content.into(),
+            element: None,
+            is_error: true,
+        }
+    }
+
+    /// Attaches an element for the client.
+    pub fn with_element(mut self, element: Value) -> Self {
+        self.element = Some(element);
+        self
+    }
+
+    /// Applies the serialization rule to a tool's return value: a string goes
+    /// to the model as is (not quoted), `()` as an empty success, any other
+    /// value as compact JSON. A top-level `Result` is unwrapped: `Ok(v)` by the
+    /// same rule, `Err(e)` as an error response with `e`'s text.
+    ///
+    /// ```
+    /// use toolbox_core::ToolResponse;
+    /// assert_eq!(ToolResponse::from_output(&"hi").unwrap().content, "hi");
+    /// assert_eq!(ToolResponse::from_output(&()).unwrap().content, "");
+    /// assert_eq!(ToolResponse::from_output(&vec![1, 2]).unwrap().content, "[1,2]");
+    /// let failed = ToolResponse::from_output(&Err::<u8, _>("no such city")).unwrap();
+    /// assert!(failed.is_error);
+    /// assert_eq!(failed.content, "no such city");
+    /// ```
+    pub fn from_output<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
+        let mut buffer = Vec::with_capacity(64);
+        let mut shape = Shape::Json;
+        {
+            let mut json = serde_json::Serializer::new(&mut buffer);
+            value
+                .serialize(TopLevel {
+                    json: &mut json,
+                    shape: &mut shape,
+                })
+                .map_err(|e| ToolError::Failed {
+                    message: "the tool's result could not be serialized".to_owned(),
+                    retryable: false,
+                    source: Some(Box::new(e)),
+                })?;
+        }
+        Ok(match shape {
+            Shape::Json => ToolResponse::text(json_string(buffer)),
+            Shape::Text(text) => ToolResponse::text(text),
+            Shape::ErrorText(text) => ToolResponse::error(text),
+            Shape::ErrorJson => ToolResponse::error(json_string(buffer)),
+        })
+    }
+}
+
+fn json_string(buffer: Vec<u8>) -> String {
+    // serde_json writes UTF-8 only; this is the same conversion `serde_json::to_string` makes.
+    String::from_utf8(buffer).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// What the top level of a value turned out to be.
+enum Shape {
+    Json,
+    Text(String),
+    ErrorText(String),
+    ErrorJson,
+}
+
+/// A serializer that handles the top level of a value (strings, unit,
+/// newtypes, `Result`) and hands everything below to serde_json unchanged.
+struct TopLevel<'s, W: io::Write> {
+    json: &'s mut serde_json::Serializer<W>,
+    shape: &'s mut Shape,
+}
+
+type Compound<'s, W> = serde_json::ser::Compound<'s, W, serde_json::ser::CompactFormatter>;
+
+macro_rules! forward_scalar {
+    ($($method:ident($ty:ty)),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Result<(), serde_json::Error> {
+            self.json.$method(v)
+        })*
+    };
+}
+
+impl<'s, W: io::Write> Serializer for TopLevel<'s, W> {
+    type Ok = ();
+    type Error = serde_json::Error;
+    type SerializeSeq = Compound<'s, W>;
+    type SerializeTuple = Compound<'s, W>;
+    type SerializeTupleStruct = Compound<'s, W>;
+    type SerializeTupleVariant = Compound<'s, W>;
+    type SerializeMap = Compound<'s, W>;
+    type SerializeStruct = Compound<'s, W>;
+    type SerializeStructVariant = Compound<'s, W>;
+
+    forward_scalar!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_i128(i128),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_u128(u128),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_bytes(&[u8]),
+    );
+
+    fn serialize_char(self, v: char) -> Result<(), serde_json::Error> {
+        *self.shape = Shape::Text(v.to_string());
+        Ok(())
+    }
+
+    fn serialize_str(self, v: &str) -> Result<(), serde_json::Error> {
+        *self.shape = Shape::Text(v.to_owned());
+        Ok(())
+    }
+
+    fn serialize_none(self) -> Result<(), serde_json::Error> {
+        self.json.serialize_none()
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), serde_json::Error> {
+        self.json.serialize_some(value)
+    }
+
+    fn serialize_unit(self) -> Result<(), serde_json::Error> {
+        *self.shape = Shape::Text(String::new());
+        Ok(())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), serde_json::Error> {
+        self.serialize_unit()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+    ) -> Result<(), serde_json::Error> {
+        self.json.serialize_unit_variant(name, index, variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        match (name, variant) {
+            ("Result", "Ok") => value.serialize(self),
+            ("Result", "Err") => {
+                let mut inner = Shape::Json;
+                value.serialize(TopLevel {
+                    json: &mut *self.json,
+                    shape: &mut inner,
+                })?;
+                *self.shape = match inner {
+                    Shape::Text(text) | Shape::ErrorText(text) => Shape::ErrorText(text),
+                    Shape::Json | Shape::ErrorJson => Shape::ErrorJson,
+                };
+                Ok(())
+            }
+            _ => self
+                .json
+                .serialize_newtype_variant(name, index, variant, value),
+        }
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
+        self.json.serialize_seq(len)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
+        self.json.serialize_tuple(len)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
+        self.json.serialize_tuple_struct(name, len)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
+        self.json.serialize_tuple_variant(name, index, variant, len)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
+        self.json.serialize_map(len)
+    }
+
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeStruct, serde_json::Error> {
+        self.json.serialize_struct(name, len)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeStructVariant, serde_json::Error> {
+        self.json
+            .serialize_struct_variant(name, index, variant, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+    use serde_json::json;
+
+    #[derive(Serialize)]
+    struct Forecast {
+        city: &'static str,
+        celsius: f32,
+    }
+
+    #[derive(Serialize)]
+    struct Name(String);
+
+    #[test]
+    fn strings_go_as_is_unit_empty_others_compact_json() {
+        assert_eq!(
+            ToolResponse::from_output("a \"quoted\" word")
+                .unwrap()
+                .content,
+            "a \"quoted\" word"
+        );
+        assert_eq!(
+            ToolResponse::from_output(&String::from("x"))
+                .unwrap()
+                .content,
+            "x"
+        );
+        assert_eq!(ToolResponse::from_output(&'c').unwrap().content, "c");
+        assert_eq!(
+            ToolResponse::from_output(&Name("Ada".into()))
+                .unwrap()
+                .content,
+            "Ada"
+        );
+        assert_eq!(
+            ToolResponse::from_output(&()).unwrap(),
+            ToolResponse::text("")
+        );
+        assert_eq!(ToolResponse::from_output(&42).unwrap().content, "42");
+        assert_eq!(
+            ToolResponse::from_output(&None::<u8>).unwrap().content,
+            "null"
+        );
+        assert_eq!(
+            ToolResponse::from_output(&Some("s")).unwrap().content,
+            "\"s\""
+        );
+        assert_eq!(
+            ToolResponse::from_output(&Forecast {
+                city: "Prague",
+                celsius: 21.5
+            })
+            .unwrap()
+            .content,
+            r#"{"city":"Prague","celsius":21.5}"#
+        );
+        assert_eq!(
+            ToolResponse::from_output(&json!({"a": [1, {"b": null}]}))
+                .unwrap()
+                .content,
+            r#"{"a":[1,{"b":null}]}"#
+        );
+        assert_eq!(
+            ToolResponse::from_output(&vec!["a", "b"]).unwrap().content,
+            r#"["a","b"]"#
+        );
+    }
+
+    #[test]
+    fn a_top_level_result_is_unwrapped() {
+        let ok: Result<&str, String> = Ok("fine");
+        assert_eq!(
+            ToolResponse::from_output(&ok).unwrap(),
+            ToolResponse::text("fine")
+        );
+        let err: Result<u8, String> = Err("no such city".into());
+        assert_eq!(
+            ToolResponse::from_output(&err).unwrap(),
+            ToolResponse::error("no such city")
+        );
+        let err: Result<u8, Vec<u8>> = Err(vec![1]);
+        assert_eq!(
+            ToolResponse::from_output(&err).unwrap(),
+            ToolResponse::error("[1]")
+        );
+        // Only the top level is special: a nested Result stays JSON.
+        let nested: Vec<Result<u8, u8>> = vec![Ok(1)];
+        assert_eq!(
+            ToolResponse::from_output(&nested).unwrap().content,
+            r#"[{"Ok":1}]"#
+        );
+    }
+
+    #[test]
+    fn an_unserializable_value_is_an_error_not_a_panic() {
+        let mut map = std::collections::HashMap::new();
+        map.insert(vec![1u8], 1);
+        let error = ToolResponse::from_output(&map).unwrap_err();
+        assert_eq!(
+            error.model_message(),
+            "the tool's result could not be serialized"
+        );
+        assert!(
+            error.report().contains("key must be a string"),
+            "{}",
+            error.report()
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! The `ToolBox` contract: implementors write raw dispatch and the schema;
+//! the public call path is [`ToolBoxExt::call`], which nobody can override.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::condition::{FilteredToolBox, ToolCondition};
+use crate::decorate::TimeoutToolBox;
+use crate::{lifecycle, Context, ToolError, ToolHandler, ToolResponse, ToolSpecification};
+
+/// A boxed, sendable future, the return type of raw dispatch.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What raw dispatch yields: the tool's response, or why it failed.
+pub type DispatchResult = Result<ToolResponse, ToolError>;
+
+/// A set of tools.
+///
+/// Implement this for a new kind of box: list the tools and run one by name.
+/// Callers never use [`dispatch`](ToolBox::dispatch) directly; they call
+/// [`ToolBoxExt::call`], the one lifecycle every call passes (events, timing,
+/// tracing, panic capture, serialization). Because `ToolBoxExt` has a blanket
+/// implementation, no box can replace or skip it.
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolbox_core::{
+///     deserialize_arguments, BoxFuture, Context, DispatchResult, ToolBox, ToolBoxExt, ToolError,
+///     ToolHandler, ToolResponse, ToolSpecification,
+/// };
+///
+/// struct Echo;
+///
+/// impl ToolBox for Echo {
+///     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+///         vec![ToolSpecification::new("echo", "Repeats the text").with_parameters(json!({
+///             "type": "object",
+///             "properties": {"text": {"type": "string"}},
+///             "required": ["text"]
+///         }))]
+///     }
+///
+///     fn dispatch<'a>(&'a self, name: &'a str, arguments: Value, _: &'a Context) -> BoxFuture<'a, DispatchResult> {
+///         Box::pin(async move {
+///             if name != "echo" {
+///                 return Err(ToolError::unknown_tool(name, ["echo"]));
+///             }
+///             #[derive(serde::Deserialize)]
+///             struct Args { text: String }
+///             let args: Args = deserialize_arguments(&arguments)?;
+///             ToolResponse::from_output(&args.text)
+///         })
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let response = Echo.call("echo", json!({"text": "hi"}), &Context::new(), &ToolHandler::empty()).await;
+/// assert_eq!(response.content, "hi");
+/// # });
+/// ```
+pub trait ToolBox: Send + Sync {
+    /// The tools offered in this context.
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification>;
+
+    /// The specification of one tool offered in this context. Override when
+    /// the box can answer without listing every tool.
+    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+        self.specifications(ctx)
+            .into_iter()
+            .find(|s| s.name == name)
+    }
+
+    /// Whether the box has a tool of this name, offered or hidden in this
+    /// context. Override with an O(1) lookup: composed boxes route by it.
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.specification(name, ctx).is_some()
+    }
+
+    /// Runs the tool `name` with an argument object (already an object:
+    /// intake normalized it). Raw: no events, no timing, no panic capture;
+    /// those are the lifecycle's.
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, DispatchResult>;
+
+    /// Releases what the box holds (sessions, child processes). Composed
+    /// boxes close their children.
+    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+macro_rules! forward_toolbox {
+    ($($ptr:ty),*) => {$(
+        impl<T: ToolBox + ?Sized> ToolBox for $ptr {
+            fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+                (**self).specifications(ctx)
+            }
+            fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+                (**self).specification(name, ctx)
+            }
+            fn contains(&self, name: &str, ctx: &Context) -> bool {
+                (**self).contains(name, ctx)
+            }
+            fn dispatch<'a>(&'a self, name: &'a str, arguments: Value, ctx: &'a Context) -> BoxFuture<'a, DispatchResult> {
+                (**self).dispatch(name, arguments, ctx)
+            }
+            fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+                (**self).close()
+            }
+        }
+    )*};
+}
+
+forward_toolbox!(Arc<T>, Box<T>, &T);
+
+/// The public call path of every [`ToolBox`]. Implemented for every box by a
+/// blanket implementation, so the lifecycle is final.
+pub trait ToolBoxExt: ToolBox {
+    /// Calls the tool `name` through the lifecycle: `on_start`; the
+    /// arguments taken in (object, JSON string or `null`); the raw dispatch,
+    /// timed, traced as `execute_tool {name}`, with panics and cancellation
+    /// caught; then exactly one of `on_success` / `on_error`. Never fails:
+    /// an error becomes an error response with the model's text.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: &'a Context,
+        handler: &'a ToolHandler,
+    ) -> impl Future<Output = ToolResponse> + Send + 'a {
+        lifecycle::run(self, name, arguments, ctx, handler)
+    }
+
+    /// The tools as framework-neutral callbacks (name, specification, a call
+    /// taking the provider's argument string), each call passing the
+    /// lifecycle under `handler`.
+    fn callbacks(self: &Arc<Self>, handler: &ToolHandler) -> Vec<ToolCallback>
+    where
+        Self: Sized + 'static,
+    {
+        ToolCallback::all(self.clone(), handler)
+    }
+
+    /// Hides the tools `condition` refuses: absent from the specifications
+    /// and refused on call without running.
+    fn filter<C: ToolCondition + 'static>(self, condition: C) -> FilteredToolBox<Self, C>
+    where
+        Self: Sized,
+    {
+        FilteredToolBox::new(self, condition)
+    }
+
+    /// Ends any call of this box that runs longer than `limit`.
+    fn with_timeout(self, limit: Duration) -> TimeoutToolBox<Self>
+    where
+        Self: Sized,
+    {
+        TimeoutToolBox::new(self).default_timeout(limit)
+    }
+}
+
+impl<T: ToolBox + ?Sized> ToolBoxExt for T {}
+
+/// One tool as a framework-neutral callback: what other agent frameworks
+/// accept (a name, a schema, a function from argument text to result text).
+#[derive(Clone)]
+pub struct ToolCallback {
+    specification: ToolSpecification,
+    toolbox: Arc<dyn ToolBox>,
+    handler: ToolHandler,
+}
+
+impl ToolCallback {
+    /// Callbacks for every tool `toolbox` offers in an empty context.
+    pub fn all(toolbox: Arc<dyn ToolBox>, handler: &ToolHandler) -> Vec<ToolCallback> {
+        toolbox
+            .specifications(&Context::new())
+            .into_iter()
+            .map(|specification| ToolCallback {
+                specification,
+                toolbox: toolbox.clone(),
+                handler: handler.clone(),
+            })
+            .collect()
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.specification.name
+    }
+
+    /// The tool's specification.
+    pub fn specification(&self) -> &ToolSpecification {
+        &self.specification
+    }
+
+    /// Calls the tool with the provider's argument string and returns the
+    /// text the model reads (an error's model text on failure).
+    pub async fn call(&self, arguments: &str) -> String {
+        self.call_with_context(arguments, &Context::new())
+            .await
+            .content
+    }
+
+    /// Calls the tool with the provider's argument string in a context and
+    /// returns the whole response.
+    pub async fn call_with_context(&self, arguments: &str, ctx: &Context) -> ToolResponse {
+        let arguments = Value::String(arguments.to_owned());
+        self.toolbox
+            .call(&self.specification.name, arguments, ctx, &self.handler)
+            .await
+    }
+}
+
+impl std::fmt::Debug for ToolCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallback")
+            .field("name", &self.specification.name)
+            .finish()
+    }
+}
