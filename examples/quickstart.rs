@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     for (name, arguments) in calls {
         let ctx = Context::new();
-        let response = tools.call(name, arguments, &ctx, &handler).await;
+        let response = tools.call(name, &arguments, &ctx, &handler).await;
         let marker = if response.is_error { "error" } else { "ok" };
         println!("{name} -> [{marker}] {}", response.content);
     }

@@ -23,10 +23,10 @@
 //! let tools = MultiToolBox::builder().add("math", math).build()?;
 //! let handler = ToolHandler::new().on_success(|e| println!("{} took {:?}", e.name, e.elapsed));
 //!
-//! let response = tools.call("math_add", json!({"a": 40, "b": 2}), &Context::new(), &handler).await;
+//! let response = tools.call("math_add", &json!({"a": 40, "b": 2}), &Context::new(), &handler).await;
 //! assert_eq!(response.content, "42");
 //!
-//! let response = tools.call("math_add", json!({"a": "forty"}), &Context::new(), &handler).await;
+//! let response = tools.call("math_add", &json!({"a": "forty"}), &Context::new(), &handler).await;
 //! assert!(response.is_error);
 //! assert_eq!(response.content, "invalid arguments at `a`: invalid type: string \"forty\", expected i64");
 //! # Ok::<(), toolbox::DefinitionError>(())

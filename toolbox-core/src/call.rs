@@ -1,5 +1,7 @@
 //! One invocation, and how its arguments are taken in.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -43,21 +45,21 @@ impl ToolCall {
 /// ```
 /// use serde_json::json;
 /// use toolbox_core::normalize_arguments;
-/// assert_eq!(normalize_arguments(json!(null)).unwrap(), json!({}));
-/// assert_eq!(normalize_arguments(json!("{\"a\":1}")).unwrap(), json!({"a": 1}));
-/// assert_eq!(normalize_arguments(json!("\"{\\\"a\\\":1}\"")).unwrap(), json!({"a": 1}));
-/// assert!(normalize_arguments(json!([1])).is_err());
+/// assert_eq!(*normalize_arguments(&json!(null)).unwrap(), json!({}));
+/// assert_eq!(*normalize_arguments(&json!(r#"{"a":1}"#)).unwrap(), json!({"a": 1}));
+/// assert_eq!(*normalize_arguments(&json!(r#""{\"a\":1}""#)).unwrap(), json!({"a": 1}));
+/// assert!(normalize_arguments(&json!([1])).is_err());
 /// ```
-pub fn normalize_arguments(arguments: Value) -> Result<Value, ToolError> {
+pub fn normalize_arguments(arguments: &Value) -> Result<Cow<'_, Value>, ToolError> {
     match arguments {
-        Value::Object(_) => Ok(arguments),
-        Value::Null => Ok(Value::Object(Map::new())),
-        Value::String(text) => parse_argument_text(&text, 0),
+        Value::Object(_) => Ok(Cow::Borrowed(arguments)),
+        Value::Null => Ok(Cow::Owned(Value::Object(Map::new()))),
+        Value::String(text) => parse_argument_text(text, 0).map(Cow::Owned),
         other => Err(ToolError::invalid_arguments(
             "",
             format!(
                 "expected a JSON object of arguments, got {}",
-                describe(&other)
+                describe(other)
             ),
         )),
     }
@@ -176,7 +178,7 @@ mod tests {
             "invalid arguments: the arguments are not valid JSON (EOF while parsing an object at line 1 column 5); send a JSON object"
         );
         assert_eq!(
-            normalize_arguments(json!(7)).unwrap_err().to_string(),
+            normalize_arguments(&json!(7)).unwrap_err().to_string(),
             "invalid arguments: expected a JSON object of arguments, got a number"
         );
         // Triple encoding is not unambiguous any more: refused.

@@ -292,6 +292,10 @@ impl ToolSet {
     }
 
     fn get(&self, name: &str) -> Option<&FnTool> {
+        // A handful of names compare faster than they hash.
+        if self.tools.len() <= 8 {
+            return self.tools.iter().find(|t| t.specification.name == name);
+        }
         self.index.get(name).map(|&i| &self.tools[i])
     }
 }
@@ -312,12 +316,12 @@ impl ToolBox for ToolSet {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, DispatchResult> {
         match self.get(name) {
             Some(tool) => {
-                let call = (tool.invoke)(&arguments, ctx);
+                let call = (tool.invoke)(arguments, ctx);
                 match tool.timeout {
                     None => call,
                     Some(limit) => Box::pin(with_timeout(limit, call)),

@@ -74,7 +74,7 @@ impl<B: ToolBox, C: ToolCondition> ToolBox for FilteredToolBox<B, C> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, DispatchResult> {
         match self.inner.specification(name, ctx) {

@@ -72,7 +72,7 @@ impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, DispatchResult> {
         let call = self.inner.dispatch(name, arguments, ctx);

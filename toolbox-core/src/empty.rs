@@ -22,7 +22,7 @@ impl ToolBox for EmptyToolBox {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        _: Value,
+        _: &'a Value,
         _: &'a Context,
     ) -> BoxFuture<'a, DispatchResult> {
         Box::pin(std::future::ready(Err(ToolError::unknown_tool(name, []))))

@@ -25,7 +25,7 @@
 //! let math = ToolSet::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
 //! let tools = MultiToolBox::builder().add("math", math).build()?;
 //! let response = tools
-//!     .call("math_add", json!({"a": 40, "b": 2}), &Context::new(), &ToolHandler::empty())
+//!     .call("math_add", &json!({"a": 40, "b": 2}), &Context::new(), &ToolHandler::empty())
 //!     .await;
 //! assert_eq!(response.content, "42");
 //! # Ok::<(), toolbox_core::DefinitionError>(())

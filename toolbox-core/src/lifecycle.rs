@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use serde_json::Value;
-use tracing::Instrument;
+use tracing::Span;
 
 use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
 use crate::toolbox::{BoxFuture, DispatchResult};
@@ -17,7 +17,7 @@ use crate::{normalize_arguments, Context, ToolBox, ToolError, ToolHandler, ToolR
 pub(crate) async fn run<B: ToolBox + ?Sized>(
     toolbox: &B,
     name: &str,
-    arguments: Value,
+    arguments: &Value,
     ctx: &Context,
     handler: &ToolHandler,
 ) -> ToolResponse {
@@ -34,17 +34,24 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     handler.started(&ToolStart {
         name,
         call_id,
-        arguments: &arguments,
+        arguments,
     });
-    let started = quanta::Instant::now();
+    let clock = clock();
+    let started = clock.raw();
     let result = match normalize_arguments(arguments) {
         Ok(arguments) => {
-            let dispatch = guarded_dispatch(toolbox, name, arguments, ctx);
+            let dispatch = Guarded::Start {
+                toolbox,
+                name,
+                arguments: &arguments,
+                ctx,
+                span: &span,
+            };
             match ctx.cancellation() {
-                None => dispatch.instrument(span.clone()).await,
+                None => dispatch.await,
                 Some(token) => {
                     let mut cancelled = std::pin::pin!(token.cancelled());
-                    let mut dispatch = std::pin::pin!(dispatch.instrument(span.clone()));
+                    let mut dispatch = std::pin::pin!(dispatch);
                     std::future::poll_fn(|cx| {
                         if cancelled.as_mut().poll(cx).is_ready() {
                             return Poll::Ready(Err(ToolError::Cancelled));
@@ -57,7 +64,7 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
         }
         Err(error) => Err(error),
     };
-    let elapsed = started.elapsed();
+    let elapsed = clock.delta(started, clock.raw());
     match result {
         Ok(response) if !response.is_error => {
             handler.succeeded(&ToolSuccess {
@@ -92,43 +99,67 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     }
 }
 
-/// Starts the raw dispatch with panics caught, both while the future is
-/// built and while it is polled.
-fn guarded_dispatch<'a, B: ToolBox + ?Sized>(
-    toolbox: &'a B,
-    name: &'a str,
-    arguments: Value,
-    ctx: &'a Context,
-) -> CatchUnwind<'a> {
-    match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
-        Ok(future) => CatchUnwind::Running(future),
-        Err(payload) => CatchUnwind::Failed(Some(panicked(payload))),
-    }
+/// The raw dispatch, started on first poll and polled inside the call's
+/// span, with panics caught both while the future is built and while it runs.
+enum Guarded<'a, B: ?Sized> {
+    Start {
+        toolbox: &'a B,
+        name: &'a str,
+        arguments: &'a Value,
+        ctx: &'a Context,
+        span: &'a Span,
+    },
+    Running(BoxFuture<'a, DispatchResult>, &'a Span),
+    Done,
 }
 
-enum CatchUnwind<'a> {
-    Running(BoxFuture<'a, DispatchResult>),
-    Failed(Option<ToolError>),
-}
-
-impl Future for CatchUnwind<'_> {
+impl<B: ToolBox + ?Sized> Future for Guarded<'_, B> {
     type Output = DispatchResult;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<DispatchResult> {
-        match self.get_mut() {
-            CatchUnwind::Running(future) => {
-                match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-                    Ok(poll) => poll,
-                    Err(payload) => Poll::Ready(Err(panicked(payload))),
-                }
+        let this = self.get_mut();
+        let span = match this {
+            Guarded::Start { span, .. } | Guarded::Running(_, span) => *span,
+            Guarded::Done => {
+                return Poll::Ready(Err(panicked(Box::new("polled after completion"))))
             }
-            CatchUnwind::Failed(error) => {
-                Poll::Ready(Err(error.take().unwrap_or(ToolError::Panicked {
-                    message: "polled after completion".to_owned(),
-                })))
+        };
+        let _entered = span.enter();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            if let Guarded::Start {
+                toolbox,
+                name,
+                arguments,
+                ctx,
+                span,
+            } = *this
+            {
+                *this = Guarded::Running(toolbox.dispatch(name, arguments, ctx), span);
+            }
+            match this {
+                Guarded::Running(future, _) => future.as_mut().poll(cx),
+                _ => unreachable!("the dispatch was just started"),
+            }
+        }));
+        match outcome {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => {
+                *this = Guarded::Done;
+                Poll::Ready(result)
+            }
+            Err(payload) => {
+                *this = Guarded::Done;
+                Poll::Ready(Err(panicked(payload)))
             }
         }
     }
+}
+
+/// The lifecycle's clock: the TSC where it is reliable (a few ns a read),
+/// the OS monotonic clock otherwise; calibrated once per process.
+fn clock() -> &'static quanta::Clock {
+    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
 }
 
 fn panicked(payload: Box<dyn Any + Send>) -> ToolError {

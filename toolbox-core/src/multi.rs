@@ -184,7 +184,7 @@ impl ToolBox for MultiToolBox {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, DispatchResult> {
         match self.route(name, ctx) {

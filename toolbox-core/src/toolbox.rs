@@ -44,21 +44,21 @@ pub type DispatchResult = Result<ToolResponse, ToolError>;
 ///         }))]
 ///     }
 ///
-///     fn dispatch<'a>(&'a self, name: &'a str, arguments: Value, _: &'a Context) -> BoxFuture<'a, DispatchResult> {
+///     fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, _: &'a Context) -> BoxFuture<'a, DispatchResult> {
 ///         Box::pin(async move {
 ///             if name != "echo" {
 ///                 return Err(ToolError::unknown_tool(name, ["echo"]));
 ///             }
 ///             #[derive(serde::Deserialize)]
 ///             struct Args { text: String }
-///             let args: Args = deserialize_arguments(&arguments)?;
+///             let args: Args = deserialize_arguments(arguments)?;
 ///             ToolResponse::from_output(&args.text)
 ///         })
 ///     }
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let response = Echo.call("echo", json!({"text": "hi"}), &Context::new(), &ToolHandler::empty()).await;
+/// let response = Echo.call("echo", &json!({"text": "hi"}), &Context::new(), &ToolHandler::empty()).await;
 /// assert_eq!(response.content, "hi");
 /// # });
 /// ```
@@ -86,7 +86,7 @@ pub trait ToolBox: Send + Sync {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, DispatchResult>;
 
@@ -109,7 +109,7 @@ macro_rules! forward_toolbox {
             fn contains(&self, name: &str, ctx: &Context) -> bool {
                 (**self).contains(name, ctx)
             }
-            fn dispatch<'a>(&'a self, name: &'a str, arguments: Value, ctx: &'a Context) -> BoxFuture<'a, DispatchResult> {
+            fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, ctx: &'a Context) -> BoxFuture<'a, DispatchResult> {
                 (**self).dispatch(name, arguments, ctx)
             }
             fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
@@ -132,7 +132,7 @@ pub trait ToolBoxExt: ToolBox {
     fn call<'a>(
         &'a self,
         name: &'a str,
-        arguments: Value,
+        arguments: &'a Value,
         ctx: &'a Context,
         handler: &'a ToolHandler,
     ) -> impl Future<Output = ToolResponse> + Send + 'a {
@@ -215,7 +215,7 @@ impl ToolCallback {
     pub async fn call_with_context(&self, arguments: &str, ctx: &Context) -> ToolResponse {
         let arguments = Value::String(arguments.to_owned());
         self.toolbox
-            .call(&self.specification.name, arguments, ctx, &self.handler)
+            .call(&self.specification.name, &arguments, ctx, &self.handler)
             .await
     }
 }

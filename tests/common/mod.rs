@@ -1,0 +1,59 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolbox::{ToolErrorKind, ToolHandler};
+
+/// Counts lifecycle events and remembers the failures' kinds.
+#[derive(Clone, Default)]
+pub struct Counts {
+    pub starts: Arc<AtomicUsize>,
+    pub successes: Arc<AtomicUsize>,
+    pub errors: Arc<AtomicUsize>,
+    pub error_kinds: Arc<Mutex<Vec<ToolErrorKind>>>,
+    pub elapsed: Arc<Mutex<Vec<Duration>>>,
+}
+
+impl Counts {
+    pub fn handler(&self) -> ToolHandler {
+        let (starts, successes, errors) = (
+            self.starts.clone(),
+            self.successes.clone(),
+            self.errors.clone(),
+        );
+        let (kinds, elapsed, elapsed2) = (
+            self.error_kinds.clone(),
+            self.elapsed.clone(),
+            self.elapsed.clone(),
+        );
+        ToolHandler::new()
+            .on_start(move |_| {
+                starts.fetch_add(1, Ordering::SeqCst);
+            })
+            .on_success(move |e| {
+                successes.fetch_add(1, Ordering::SeqCst);
+                elapsed.lock().unwrap().push(e.elapsed);
+            })
+            .on_error(move |e| {
+                errors.fetch_add(1, Ordering::SeqCst);
+                kinds.lock().unwrap().push(e.error.kind());
+                elapsed2.lock().unwrap().push(e.elapsed);
+            })
+    }
+
+    /// (starts, successes, errors)
+    pub fn get(&self) -> (usize, usize, usize) {
+        (
+            self.starts.load(Ordering::SeqCst),
+            self.successes.load(Ordering::SeqCst),
+            self.errors.load(Ordering::SeqCst),
+        )
+    }
+
+    pub fn kinds(&self) -> Vec<ToolErrorKind> {
+        self.error_kinds.lock().unwrap().clone()
+    }
+}
