@@ -310,7 +310,7 @@ impl ToolBox for ToolSet {
     }
 
     fn contains(&self, name: &str, _: &Context) -> bool {
-        self.index.contains_key(name)
+        self.get(name).is_some()
     }
 
     fn dispatch<'a>(

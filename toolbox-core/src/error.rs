@@ -326,10 +326,8 @@ mod tests {
     #[test]
     fn suggestions_are_close_names() {
         let names = ["math_add", "math_sub", "text_upper", "weather_get"];
-        assert_eq!(
-            closest_names("math_ad", names),
-            vec!["math_add", "math_sub"]
-        );
+        assert_eq!(closest_names("math_ad", names), vec!["math_add"]);
+        assert_eq!(closest_names("math_sbu", names), vec!["math_sub"]);
         assert_eq!(closest_names("weather", names), vec!["weather_get"]);
         assert!(closest_names("zzzzzz", names).is_empty());
     }
