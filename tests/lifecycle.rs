@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::{BoxFuture, CancellationToken, DispatchResult, TimeoutToolBox, ToolErrorKind};
+use toolbox::{CancellationToken, DispatchFuture, TimeoutToolBox, ToolErrorKind};
 
 #[derive(Deserialize, JsonSchema)]
 struct Pair {
@@ -277,12 +277,7 @@ impl ToolBox for PanicsInDispatch {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         vec![ToolSpecification::new("p", "panics")]
     }
-    fn dispatch<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a Value,
-        _: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
+    fn dispatch<'a>(&'a self, _: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
         panic!("dispatch itself panicked")
     }
 }

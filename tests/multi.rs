@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::{BoxFuture, DispatchResult};
+use toolbox::{BoxFuture, DispatchFuture};
 
 #[derive(Deserialize, JsonSchema)]
 struct Id {
@@ -216,13 +216,8 @@ impl ToolBox for Closable {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         Vec::new()
     }
-    fn dispatch<'a>(
-        &'a self,
-        name: &'a str,
-        _: &'a Value,
-        _: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
-        Box::pin(async move { Err(ToolError::unknown_tool(name, [])) })
+    fn dispatch<'a>(&'a self, name: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+        DispatchFuture::ready(Err(ToolError::unknown_tool(name, [])))
     }
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
         self.closed.fetch_add(1, Ordering::SeqCst);

@@ -13,7 +13,8 @@ use serde_json::Value;
 use crate::decorate::with_timeout;
 use crate::schema::{arguments_schema, describe_property};
 use crate::spec::tool_name_problem;
-use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::toolbox::DispatchResult;
+use crate::DispatchFuture;
 use crate::{
     deserialize_arguments, BoxError, Context, DefinitionError, ToolAnnotations, ToolBox, ToolError,
     ToolResponse, ToolSpecification,
@@ -56,7 +57,7 @@ where
     }
 }
 
-type Invoke = dyn Fn(&Value, &Context) -> BoxFuture<'static, DispatchResult> + Send + Sync;
+type Invoke = dyn Fn(&Value, &Context) -> DispatchFuture<'static> + Send + Sync;
 
 /// A tool made from a closure by [`tool_fn`] or [`try_tool_fn`]; put tools in
 /// a [`ToolSet`] to call them.
@@ -135,9 +136,7 @@ impl FnTool {
             crate::schema::empty_object_schema()
         });
         let takes_unit = <T as JsonSchema>::schema_name() == "null";
-        let invoke = move |arguments: &Value,
-                           ctx: &Context|
-              -> BoxFuture<'static, DispatchResult> {
+        let invoke = move |arguments: &Value, ctx: &Context| -> DispatchFuture<'static> {
             let parsed = if takes_unit {
                 unit_arguments(arguments).and_then(|()| deserialize_arguments::<T>(&Value::Null))
             } else {
@@ -146,9 +145,9 @@ impl FnTool {
             match parsed {
                 Ok(parsed) => {
                     let future = f.run(parsed, ctx);
-                    Box::pin(async move { finish(future.await) })
+                    DispatchFuture::new(async move { finish(future.await) })
                 }
-                Err(error) => Box::pin(std::future::ready(Err(error))),
+                Err(error) => DispatchFuture::ready(Err(error)),
             }
         };
         FnTool {
@@ -318,20 +317,18 @@ impl ToolBox for ToolSet {
         name: &'a str,
         arguments: &'a Value,
         ctx: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
+    ) -> DispatchFuture<'a> {
         match self.get(name) {
             Some(tool) => {
                 let call = (tool.invoke)(arguments, ctx);
                 match tool.timeout {
                     None => call,
-                    Some(limit) => Box::pin(with_timeout(limit, call)),
+                    Some(limit) => DispatchFuture::new(with_timeout(limit, call)),
                 }
             }
             None => {
                 let names = self.tools.iter().map(|t| t.specification.name.as_str());
-                Box::pin(std::future::ready(Err(ToolError::unknown_tool(
-                    name, names,
-                ))))
+                DispatchFuture::ready(Err(ToolError::unknown_tool(name, names)))
             }
         }
     }

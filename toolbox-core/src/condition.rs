@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::toolbox::BoxFuture;
+use crate::DispatchFuture;
 use crate::{Context, ToolBox, ToolError, ToolSpecification};
 
 /// Whether a tool is offered in a context.
@@ -76,18 +77,18 @@ impl<B: ToolBox, C: ToolCondition> ToolBox for FilteredToolBox<B, C> {
         name: &'a str,
         arguments: &'a Value,
         ctx: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
+    ) -> DispatchFuture<'a> {
         match self.inner.specification(name, ctx) {
             Some(spec) if self.condition.allows(&spec, ctx) => {
                 self.inner.dispatch(name, arguments, ctx)
             }
-            Some(_) => Box::pin(std::future::ready(Err(ToolError::NotAvailable {
+            Some(_) => DispatchFuture::ready(Err(ToolError::NotAvailable {
                 name: name.to_owned(),
-            }))),
+            })),
             None => {
                 let visible = self.specifications(ctx);
                 let error = ToolError::unknown_tool(name, visible.iter().map(|s| s.name.as_str()));
-                Box::pin(std::future::ready(Err(error)))
+                DispatchFuture::ready(Err(error))
             }
         }
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::DispatchFuture;
 use crate::{Context, ToolBox, ToolError, ToolSpecification};
 
 /// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
@@ -74,11 +75,14 @@ impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
         name: &'a str,
         arguments: &'a Value,
         ctx: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
+    ) -> DispatchFuture<'a> {
         let call = self.inner.dispatch(name, arguments, ctx);
         match self.timeout_for(name) {
             None => call,
-            Some(limit) => Box::pin(with_timeout(limit, call)),
+            Some(limit) => match call.into_ready() {
+                Ok(done) => DispatchFuture::ready(done),
+                Err(pending) => DispatchFuture::new(with_timeout(limit, pending)),
+            },
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::DispatchFuture;
 use crate::{Context, ToolBox, ToolError, ToolSpecification};
 
 /// A box with no tools: the default when an agent should call nothing.
@@ -19,12 +19,7 @@ impl ToolBox for EmptyToolBox {
         None
     }
 
-    fn dispatch<'a>(
-        &'a self,
-        name: &'a str,
-        _: &'a Value,
-        _: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
-        Box::pin(std::future::ready(Err(ToolError::unknown_tool(name, []))))
+    fn dispatch<'a>(&'a self, name: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+        DispatchFuture::ready(Err(ToolError::unknown_tool(name, [])))
     }
 }

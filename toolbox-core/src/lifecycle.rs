@@ -11,7 +11,8 @@ use serde_json::Value;
 use tracing::Span;
 
 use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
-use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::toolbox::DispatchResult;
+use crate::DispatchFuture;
 use crate::{normalize_arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
 
 pub(crate) async fn run<B: ToolBox + ?Sized>(
@@ -109,7 +110,7 @@ enum Guarded<'a, B: ?Sized> {
         ctx: &'a Context,
         span: &'a Span,
     },
-    Running(BoxFuture<'a, DispatchResult>, &'a Span),
+    Running(DispatchFuture<'a>, &'a Span),
     Done,
 }
 
@@ -137,7 +138,7 @@ impl<B: ToolBox + ?Sized> Future for Guarded<'_, B> {
                 *this = Guarded::Running(toolbox.dispatch(name, arguments, ctx), span);
             }
             match this {
-                Guarded::Running(future, _) => future.as_mut().poll(cx),
+                Guarded::Running(future, _) => Pin::new(future).poll(cx),
                 _ => unreachable!("the dispatch was just started"),
             }
         }));

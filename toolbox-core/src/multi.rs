@@ -8,7 +8,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::spec::tool_name_problem;
-use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::toolbox::BoxFuture;
+use crate::DispatchFuture;
 use crate::{Context, DefinitionError, ToolBox, ToolError, ToolSpecification};
 
 /// Named boxes merged into one. A tool `get` of box `crm` is exposed as
@@ -186,10 +187,10 @@ impl ToolBox for MultiToolBox {
         name: &'a str,
         arguments: &'a Value,
         ctx: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult> {
+    ) -> DispatchFuture<'a> {
         match self.route(name, ctx) {
             Some((child, start)) => child.toolbox.dispatch(&name[start..], arguments, ctx),
-            None => Box::pin(std::future::ready(Err(self.unknown(name, ctx)))),
+            None => DispatchFuture::ready(Err(self.unknown(name, ctx))),
         }
     }
 

@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::condition::{FilteredToolBox, ToolCondition};
 use crate::decorate::TimeoutToolBox;
-use crate::{lifecycle, Context, ToolError, ToolHandler, ToolResponse, ToolSpecification};
+use crate::{
+    lifecycle, Context, DispatchFuture, ToolError, ToolHandler, ToolResponse, ToolSpecification,
+};
 
 /// A boxed, sendable future, the return type of raw dispatch.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -29,7 +31,7 @@ pub type DispatchResult = Result<ToolResponse, ToolError>;
 /// ```
 /// use serde_json::{json, Value};
 /// use toolbox_core::{
-///     deserialize_arguments, BoxFuture, Context, DispatchResult, ToolBox, ToolBoxExt, ToolError,
+///     deserialize_arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError,
 ///     ToolHandler, ToolResponse, ToolSpecification,
 /// };
 ///
@@ -44,13 +46,13 @@ pub type DispatchResult = Result<ToolResponse, ToolError>;
 ///         }))]
 ///     }
 ///
-///     fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, _: &'a Context) -> BoxFuture<'a, DispatchResult> {
-///         Box::pin(async move {
-///             if name != "echo" {
-///                 return Err(ToolError::unknown_tool(name, ["echo"]));
-///             }
-///             #[derive(serde::Deserialize)]
-///             struct Args { text: String }
+///     fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+///         if name != "echo" {
+///             return DispatchFuture::ready(Err(ToolError::unknown_tool(name, ["echo"])));
+///         }
+///         #[derive(serde::Deserialize)]
+///         struct Args { text: String }
+///         DispatchFuture::new(async move {
 ///             let args: Args = deserialize_arguments(arguments)?;
 ///             ToolResponse::from_output(&args.text)
 ///         })
@@ -88,7 +90,7 @@ pub trait ToolBox: Send + Sync {
         name: &'a str,
         arguments: &'a Value,
         ctx: &'a Context,
-    ) -> BoxFuture<'a, DispatchResult>;
+    ) -> DispatchFuture<'a>;
 
     /// Releases what the box holds (sessions, child processes). Composed
     /// boxes close their children.
@@ -109,7 +111,7 @@ macro_rules! forward_toolbox {
             fn contains(&self, name: &str, ctx: &Context) -> bool {
                 (**self).contains(name, ctx)
             }
-            fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, ctx: &'a Context) -> BoxFuture<'a, DispatchResult> {
+            fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, ctx: &'a Context) -> DispatchFuture<'a> {
                 (**self).dispatch(name, arguments, ctx)
             }
             fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {

@@ -1,0 +1,74 @@
+//! The future raw dispatch returns: a result that is already there (no
+//! allocation: sync tools, bad arguments, unknown names) or a boxed future.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use crate::toolbox::{BoxFuture, DispatchResult};
+
+/// What [`ToolBox::dispatch`](crate::ToolBox::dispatch) returns.
+///
+/// ```
+/// use toolbox_core::{DispatchFuture, ToolResponse};
+/// let done = DispatchFuture::ready(Ok(ToolResponse::text("42")));
+/// let later = DispatchFuture::new(async { Ok(ToolResponse::text("42")) });
+/// # let _ = (done, later);
+/// ```
+#[must_use = "a dispatch does nothing unless awaited"]
+pub struct DispatchFuture<'a>(State<'a>);
+
+enum State<'a> {
+    Ready(Option<DispatchResult>),
+    Pending(BoxFuture<'a, DispatchResult>),
+}
+
+impl<'a> DispatchFuture<'a> {
+    /// A dispatch whose result is already known.
+    pub fn ready(result: DispatchResult) -> Self {
+        DispatchFuture(State::Ready(Some(result)))
+    }
+
+    /// A dispatch that runs `future` (boxed).
+    pub fn new(future: impl Future<Output = DispatchResult> + Send + 'a) -> Self {
+        DispatchFuture(State::Pending(Box::pin(future)))
+    }
+
+    /// The result, if it is already known, or the dispatch back.
+    pub fn into_ready(self) -> Result<DispatchResult, Self> {
+        match self.0 {
+            State::Ready(Some(result)) => Ok(result),
+            state => Err(DispatchFuture(state)),
+        }
+    }
+}
+
+impl<'a> From<BoxFuture<'a, DispatchResult>> for DispatchFuture<'a> {
+    fn from(future: BoxFuture<'a, DispatchResult>) -> Self {
+        DispatchFuture(State::Pending(future))
+    }
+}
+
+impl Future for DispatchFuture<'_> {
+    type Output = DispatchResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<DispatchResult> {
+        match &mut self.get_mut().0 {
+            State::Ready(result) => Poll::Ready(result.take().unwrap_or_else(|| {
+                Err(crate::ToolError::Panicked {
+                    message: "a dispatch was polled after it completed".to_owned(),
+                })
+            })),
+            State::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl std::fmt::Debug for DispatchFuture<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            State::Ready(_) => "DispatchFuture::Ready",
+            State::Pending(_) => "DispatchFuture::Pending",
+        })
+    }
+}
