@@ -35,11 +35,17 @@
 
 pub use toolbox_core::*;
 
+#[cfg(feature = "macros")]
+pub use toolbox_macros::{tool, tool_box};
+
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        tool_fn, try_tool_fn, AlwaysTrue, Context, EmptyToolBox, Extension, FromContext,
-        MultiToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolHandler,
-        ToolResponse, ToolSet, ToolSpecification,
+        tool_fn, try_tool_fn, AlwaysTrue, Args, Context, EmptyToolBox, Extension, FromContext,
+        MultiToolBox, NamedToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError,
+        ToolHandler, ToolResponse, ToolSet, ToolSpecification,
     };
+
+    #[cfg(feature = "macros")]
+    pub use toolbox_macros::{tool, tool_box};
 }

@@ -43,6 +43,12 @@ mod error;
 mod handler;
 mod lifecycle;
 mod multi;
+#[doc(hidden)]
+pub mod __private {
+    //! Support for generated code; not a public API.
+    pub use crate::private::*;
+}
+mod private;
 mod response;
 pub mod schema;
 mod spec;
@@ -51,7 +57,7 @@ mod toolbox;
 pub use call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
 pub use closure::{tool_fn, try_tool_fn, FnTool, ToolClosure, ToolSet};
 pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
-pub use context::{CallId, CancellationToken, Context, Extension, FromContext};
+pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
 pub use decorate::{with_timeout, TimeoutToolBox};
 pub use dispatch::DispatchFuture;
 pub use empty::EmptyToolBox;
@@ -60,7 +66,7 @@ pub use handler::{ToolFailure, ToolHandler, ToolStart, ToolSuccess};
 pub use multi::{MultiToolBox, MultiToolBoxBuilder};
 pub use response::ToolResponse;
 pub use spec::{is_valid_tool_name, ToolAnnotations, ToolSpecification};
-pub use toolbox::{BoxFuture, DispatchResult, ToolBox, ToolBoxExt, ToolCallback};
+pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt, ToolCallback};
 
 /// A box or tool definition that cannot be built, with every problem found.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::spec::tool_name_problem;
 use crate::toolbox::BoxFuture;
 use crate::DispatchFuture;
-use crate::{Context, DefinitionError, ToolBox, ToolError, ToolSpecification};
+use crate::{Context, DefinitionError, NamedToolBox, ToolBox, ToolError, ToolSpecification};
 
 /// Named boxes merged into one. A tool `get` of box `crm` is exposed as
 /// `crm_get`, so two boxes may both have a `get`. Calls are routed back by
@@ -45,6 +45,12 @@ impl MultiToolBoxBuilder {
     /// Adds a box under `name`.
     pub fn add(self, name: impl Into<String>, toolbox: impl ToolBox + 'static) -> Self {
         self.add_shared(name, Arc::new(toolbox))
+    }
+
+    /// Adds a box under its own name (`#[tool_box]` boxes know theirs).
+    pub fn add_box(self, toolbox: impl NamedToolBox + 'static) -> Self {
+        let name = toolbox.box_name().to_owned();
+        self.add(name, toolbox)
     }
 
     /// Adds a shared box under `name`.

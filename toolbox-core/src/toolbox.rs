@@ -123,6 +123,28 @@ macro_rules! forward_toolbox {
 
 forward_toolbox!(Arc<T>, Box<T>, &T);
 
+/// A box that knows its own name: what `#[tool_box]` generates (the snake
+/// case of the type or module, or `name = "…"`). Registries and
+/// [`MultiToolBoxBuilder::add_box`](crate::MultiToolBoxBuilder::add_box) use it.
+pub trait NamedToolBox: ToolBox {
+    /// The box's name.
+    fn box_name(&self) -> &str;
+
+    /// What the box is for (the doc comment of the annotated item).
+    fn box_description(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl<T: NamedToolBox + ?Sized> NamedToolBox for Arc<T> {
+    fn box_name(&self) -> &str {
+        (**self).box_name()
+    }
+    fn box_description(&self) -> Option<&str> {
+        (**self).box_description()
+    }
+}
+
 /// The public call path of every [`ToolBox`]. Implemented for every box by a
 /// blanket implementation, so the lifecycle is final.
 pub trait ToolBoxExt: ToolBox {

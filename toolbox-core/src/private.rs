@@ -1,0 +1,164 @@
+//! What `#[tool_box]` / `#[tool]` generated code reaches through
+//! `::toolbox::__private`. Not a public API: it changes with the macros.
+
+#![allow(missing_docs)]
+
+use std::cell::Cell;
+use std::fmt::Display;
+use std::marker::PhantomData;
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use serde_json::Value;
+
+pub use crate::decorate::with_timeout;
+pub use crate::toolbox::DispatchResult;
+pub use crate::{
+    deserialize_arguments, Args, BoxError, Context, DispatchFuture, FromContext, NamedToolBox,
+    ToolAnnotations, ToolBox, ToolError, ToolResponse, ToolSpecification,
+};
+
+/// The argument schema of a generated argument struct (always an object).
+pub fn parameters<T: schemars::JsonSchema>() -> Value {
+    crate::schema::arguments_schema::<T>().unwrap_or_else(|_| crate::schema::empty_object_schema())
+}
+
+pub fn output<T: serde::Serialize + ?Sized>(value: &T) -> DispatchResult {
+    ToolResponse::from_output(value)
+}
+
+pub fn unknown(name: &str, names: &[&str]) -> DispatchResult {
+    Err(ToolError::unknown_tool(name, names.iter().copied()))
+}
+
+pub fn annotations(
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+) -> Option<ToolAnnotations> {
+    if read_only.is_none() && destructive.is_none() && idempotent.is_none() && open_world.is_none()
+    {
+        return None;
+    }
+    Some(ToolAnnotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    })
+}
+
+pub fn millis(ms: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(ms)
+}
+
+/// Output schema probe: `(&&SchemaProbe::<T>::new()).__toolbox_output_schema()`
+/// is `T`'s schema when `T: JsonSchema` (and not text), else `None`.
+pub struct SchemaProbe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> SchemaProbe<T> {
+    pub fn new() -> Self {
+        SchemaProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for SchemaProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub trait SchemaViaJsonSchema {
+    fn __toolbox_output_schema(&self) -> Option<Value>;
+}
+
+impl<T: schemars::JsonSchema + ?Sized> SchemaViaJsonSchema for &SchemaProbe<T> {
+    fn __toolbox_output_schema(&self) -> Option<Value> {
+        crate::schema::output_schema::<T>()
+    }
+}
+
+pub trait SchemaViaNothing {
+    fn __toolbox_output_schema(&self) -> Option<Value>;
+}
+
+impl<T: ?Sized> SchemaViaNothing for SchemaProbe<T> {
+    fn __toolbox_output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// Error conversion by autoref specialization:
+/// `(&&&ErrorWrap::new(e)).__toolbox_into_error()` keeps a `ToolError` as
+/// is, keeps the source chain of anything `Into<BoxError>`, and falls back
+/// to the `Display` text.
+pub struct ErrorWrap<E>(Cell<Option<E>>);
+
+impl<E> ErrorWrap<E> {
+    pub fn new(error: E) -> Self {
+        ErrorWrap(Cell::new(Some(error)))
+    }
+
+    fn take(&self) -> E {
+        match self.0.take() {
+            Some(error) => error,
+            None => unreachable!("an ErrorWrap is converted once"),
+        }
+    }
+}
+
+pub trait ErrViaToolError {
+    fn __toolbox_into_error(&self) -> ToolError;
+}
+
+impl ErrViaToolError for &&ErrorWrap<ToolError> {
+    fn __toolbox_into_error(&self) -> ToolError {
+        self.take()
+    }
+}
+
+pub trait ErrViaBoxError {
+    fn __toolbox_into_error(&self) -> ToolError;
+}
+
+impl<E: Into<BoxError>> ErrViaBoxError for &ErrorWrap<E> {
+    fn __toolbox_into_error(&self) -> ToolError {
+        ToolError::from_error(self.take())
+    }
+}
+
+pub trait ErrViaDisplay {
+    fn __toolbox_into_error(&self) -> ToolError;
+}
+
+impl<E: Display> ErrViaDisplay for ErrorWrap<E> {
+    fn __toolbox_into_error(&self) -> ToolError {
+        ToolError::failed(self.take())
+    }
+}
+
+/// A tool parameter's type must deserialize and describe itself.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "derive them: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or mark the parameter `#[inject]` if it comes from the context"
+)]
+pub trait ToolArgument {}
+
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+pub fn assert_argument<T: ToolArgument + ?Sized>() {}
+
+/// A tool's result must serialize.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "a tool returns `T: Serialize`, `Result<T, E>` or `ToolResponse`",
+    note = "derive `serde::Serialize` for it, or return a `String` or a `ToolResponse`"
+)]
+pub trait ToolOutput {}
+
+impl<T: serde::Serialize + ?Sized> ToolOutput for T {}
+
+pub fn assert_output<T: ToolOutput + ?Sized>() {}

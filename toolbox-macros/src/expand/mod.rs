@@ -1,0 +1,368 @@
+//! Code generation: one argument struct per tool (deriving `Deserialize`
+//! and `JsonSchema`, so the schema and the deserializer cannot disagree),
+//! and one `ToolBox` impl per box routing names with a `match`.
+
+pub mod tool_box;
+pub mod tool_fn;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Generics, Path, Type};
+
+use crate::attr::ArgDefault;
+use crate::model::{Output, ParamKind, ToolFn};
+
+/// What the generated impl is for and how it calls the tools.
+pub struct BoxTarget<'a> {
+    pub krate: TokenStream,
+    pub self_ty: TokenStream,
+    pub generics: &'a Generics,
+    pub name: String,
+    pub description: Option<String>,
+    /// `true`: tools are `&self` methods or associated fns of `Self`.
+    pub methods: bool,
+}
+
+pub fn default_krate(krate: Option<&Path>) -> TokenStream {
+    match krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::toolbox),
+    }
+}
+
+fn args_struct_ident(tool: &ToolFn) -> syn::Ident {
+    format_ident!(
+        "__toolbox_args_{}",
+        tool.ident.to_string().trim_start_matches("r#")
+    )
+}
+
+/// The generated argument struct (or none for `#[args]` / `Args<T>`), and
+/// the type the arguments deserialize into.
+fn args_struct(tool: &ToolFn, krate: &TokenStream) -> (TokenStream, TokenStream) {
+    if let Some((param, wrapped)) = tool.params.iter().find_map(|p| match &p.kind {
+        ParamKind::Whole { wrapped } => Some((p, wrapped)),
+        _ => None,
+    }) {
+        let ty = wrapped.as_ref().unwrap_or(&param.ty);
+        return (TokenStream::new(), quote!(#ty));
+    }
+    let ident = args_struct_ident(tool);
+    let serde_path = format!("{}::__private::serde", krate).replace(' ', "");
+    let schemars_path = format!("{}::__private::schemars", krate).replace(' ', "");
+    let mut fields = Vec::new();
+    let mut defaults = Vec::new();
+    for param in &tool.params {
+        let ParamKind::Arg {
+            rename,
+            description,
+            default,
+        } = &param.kind
+        else {
+            continue;
+        };
+        let field = &param.ident;
+        let ty = &param.ty;
+        let mut attrs = Vec::new();
+        if let Some(description) = description {
+            attrs.push(quote!(#[schemars(description = #description)]));
+        }
+        if let Some(rename) = rename {
+            attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        match default {
+            Some(ArgDefault::Trait) => attrs.push(quote!(#[serde(default)])),
+            Some(ArgDefault::Expr(expr)) => {
+                let function = format_ident!(
+                    "__toolbox_default_{}_{}",
+                    tool.ident.to_string().trim_start_matches("r#"),
+                    field.to_string().trim_start_matches("r#")
+                );
+                let path = function.to_string();
+                defaults.push(quote! {
+                    #[allow(non_snake_case)]
+                    fn #function() -> #ty { #expr }
+                });
+                attrs.push(quote!(#[serde(default = #path)]));
+            }
+            None => {}
+        }
+        fields.push(quote_spanned! {ty.span()=> #(#attrs)* #field: #ty });
+    }
+    let definition = quote! {
+        #(#defaults)*
+        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[serde(crate = #serde_path, deny_unknown_fields)]
+        #[schemars(crate = #schemars_path)]
+        #[allow(non_camel_case_types, dead_code)]
+        struct #ident { #(#fields,)* }
+    };
+    (definition, quote!(#ident))
+}
+
+fn output_schema(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
+    let ty = match &tool.output {
+        Output::Value(ty) => ty,
+        Output::Result {
+            ok,
+            ok_is_response: false,
+        } => ok,
+        _ => return quote!(::core::option::Option::None),
+    };
+    quote! {
+        (&&#krate::__private::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
+    }
+}
+
+fn specification(tool: &ToolFn, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
+    let name = &tool.name;
+    let description = tool.description.clone().unwrap_or_default();
+    let title = match &tool.title {
+        Some(title) => quote!(::core::option::Option::Some(::std::string::String::from(#title))),
+        None => quote!(::core::option::Option::None),
+    };
+    let flag = |on: bool| {
+        if on {
+            quote!(::core::option::Option::Some(true))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    };
+    let (read_only, destructive, idempotent, open_world) = (
+        flag(tool.read_only),
+        flag(tool.destructive),
+        flag(tool.idempotent),
+        flag(tool.open_world),
+    );
+    let output = output_schema(tool, krate);
+    quote! {
+        #krate::__private::ToolSpecification {
+            name: ::std::string::String::from(#name),
+            title: #title,
+            description: ::std::string::String::from(#description),
+            parameters: #krate::__private::parameters::<#args_ty>(),
+            output_schema: #output,
+            annotations: #krate::__private::annotations(#read_only, #destructive, #idempotent, #open_world),
+        }
+    }
+}
+
+/// The `match` arm that runs one tool.
+fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) -> TokenStream {
+    let krate = &target.krate;
+    let private = quote!(#krate::__private);
+    let name = &tool.name;
+    let mut checks = Vec::new();
+    let mut prepare = Vec::new();
+    let mut call_args = Vec::new();
+    for (index, param) in tool.params.iter().enumerate() {
+        let ty = &param.ty;
+        match &param.kind {
+            ParamKind::Arg { .. } => {
+                let field = &param.ident;
+                checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
+                call_args.push(quote!(__args.#field));
+            }
+            ParamKind::Whole { wrapped } => match wrapped {
+                Some(inner) => {
+                    checks.push(
+                        quote_spanned! {inner.span()=> #private::assert_argument::<#inner>(); },
+                    );
+                    call_args.push(quote!(#private::Args(__args)));
+                }
+                None => {
+                    checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
+                    call_args.push(quote!(__args));
+                }
+            },
+            ParamKind::Context { by_ref: true } => call_args.push(quote!(ctx)),
+            ParamKind::Context { by_ref: false } => {
+                call_args.push(quote!(::core::clone::Clone::clone(ctx)))
+            }
+            ParamKind::Inject => {
+                let local = format_ident!("__inject_{}", index);
+                let extract = quote_spanned! {ty.span()=>
+                    <#ty as #private::FromContext>::from_context(ctx)
+                };
+                prepare.push(quote! {
+                    let #local = match #extract {
+                        ::core::result::Result::Ok(value) => value,
+                        ::core::result::Result::Err(error) => {
+                            return #private::DispatchFuture::ready(::core::result::Result::Err(error))
+                        }
+                    };
+                });
+                call_args.push(quote!(#local));
+            }
+        }
+    }
+    let function = &tool.ident;
+    let call = if tool.has_receiver {
+        quote!(self.#function(#(#call_args),*))
+    } else if target.methods {
+        quote!(Self::#function(#(#call_args),*))
+    } else {
+        quote!(#function(#(#call_args),*))
+    };
+    let convert = match &tool.output {
+        Output::Unit | Output::Value(_) | Output::Opaque => quote!(#private::output(&__out)),
+        Output::Response => quote!(::core::result::Result::Ok(__out)),
+        Output::Result { ok_is_response, .. } => {
+            let ok = if *ok_is_response {
+                quote!(::core::result::Result::Ok(value))
+            } else {
+                quote!(#private::output(&value))
+            };
+            quote! {
+                match __out {
+                    ::core::result::Result::Ok(value) => #ok,
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(
+                        (&&&#private::ErrorWrap::new(error)).__toolbox_into_error()
+                    ),
+                }
+            }
+        }
+    };
+    if let Output::Value(ty)
+    | Output::Result {
+        ok: ty,
+        ok_is_response: false,
+    } = &tool.output
+    {
+        checks.push(quote_spanned! {ty.span()=> #private::assert_output::<#ty>(); });
+    }
+    let run = if tool.is_async {
+        let body = quote!(async move {
+            let __out = __call.await;
+            #convert
+        });
+        match tool.timeout_ms {
+            Some(ms) => {
+                quote!(#private::DispatchFuture::new(#private::with_timeout(#private::millis(#ms), #body)))
+            }
+            None => quote!(#private::DispatchFuture::new(#body)),
+        }
+    } else {
+        quote!({
+            let __out = __call;
+            #private::DispatchFuture::ready(#convert)
+        })
+    };
+    quote! {
+        #name => {
+            if false { #(#checks)* }
+            let __args: #args_ty = match #private::deserialize_arguments(arguments) {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(error) => {
+                    return #private::DispatchFuture::ready(::core::result::Result::Err(error))
+                }
+            };
+            #(#prepare)*
+            let __call = #call;
+            #run
+        }
+    }
+}
+
+/// The generated items for one box: argument structs, the `ToolBox` and
+/// `NamedToolBox` impls, inside one `const _` block.
+pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
+    let krate = &target.krate;
+    let private = quote!(#krate::__private);
+    let self_ty = &target.self_ty;
+    let (impl_generics, _, where_clause) = target.generics.split_for_impl();
+    let mut structs = Vec::new();
+    let mut specs = Vec::new();
+    let mut arms = Vec::new();
+    for tool in tools {
+        let (definition, args_ty) = args_struct(tool, krate);
+        structs.push(definition);
+        specs.push(specification(tool, &args_ty, krate));
+        arms.push(dispatch_arm(tool, &args_ty, target));
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let box_name = &target.name;
+    let box_description = match &target.description {
+        Some(text) => quote!(::core::option::Option::Some(#text)),
+        None => quote!(::core::option::Option::None),
+    };
+    let list = if target.generics.params.is_empty() {
+        quote! {
+            static SPECIFICATIONS: ::std::sync::OnceLock<::std::vec::Vec<#private::ToolSpecification>> =
+                ::std::sync::OnceLock::new();
+            ::std::clone::Clone::clone(SPECIFICATIONS.get_or_init(|| ::std::vec![#(#specs),*]))
+        }
+    } else {
+        quote!(::std::vec![#(#specs),*])
+    };
+    let send_sync = if target.generics.params.is_empty() {
+        TokenStream::new()
+    } else {
+        let predicate = quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync);
+        match where_clause {
+            Some(clause) if !clause.predicates.is_empty() => quote!(, #predicate),
+            Some(_) => quote!(#predicate),
+            None => quote!(where #predicate),
+        }
+    };
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        #[allow(clippy::all, unused_qualifications, non_snake_case)]
+        const _: () = {
+            #[allow(unused_imports)]
+            use #private::{
+                ErrViaBoxError as _, ErrViaDisplay as _, ErrViaToolError as _, SchemaViaJsonSchema as _,
+                SchemaViaNothing as _,
+            };
+
+            #(#structs)*
+
+            impl #impl_generics #private::ToolBox for #self_ty #where_clause #send_sync {
+                fn specifications(&self, _ctx: &#private::Context) -> ::std::vec::Vec<#private::ToolSpecification> {
+                    #list
+                }
+
+                fn contains(&self, name: &str, _ctx: &#private::Context) -> bool {
+                    ::core::matches!(name, #(#names)|*)
+                }
+
+                fn dispatch<'a>(
+                    &'a self,
+                    name: &'a str,
+                    arguments: &'a #private::Value,
+                    ctx: &'a #private::Context,
+                ) -> #private::DispatchFuture<'a> {
+                    let _ = (ctx, arguments);
+                    match name {
+                        #(#arms)*
+                        _ => #private::DispatchFuture::ready(#private::unknown(name, &[#(#names),*])),
+                    }
+                }
+            }
+
+            impl #impl_generics #private::NamedToolBox for #self_ty #where_clause #send_sync {
+                fn box_name(&self) -> &str {
+                    #box_name
+                }
+
+                fn box_description(&self) -> ::core::option::Option<&str> {
+                    #box_description
+                }
+            }
+        };
+    }
+}
+
+/// A type that names `generic`, used to refuse parameter types that depend
+/// on the impl's generic parameters.
+pub fn mentions(ty: &Type, generic: &syn::Ident) -> bool {
+    fn walk(tokens: TokenStream, generic: &syn::Ident) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => ident == *generic,
+            proc_macro2::TokenTree::Group(group) => walk(group.stream(), generic),
+            _ => false,
+        })
+    }
+    walk(ty.to_token_stream(), generic)
+}
