@@ -18,7 +18,7 @@ pub fn lines(attrs: &[Attribute]) -> Vec<String> {
                 ..
             }) = &nv.value
             {
-                for line in text.value().lines() {
+                for line in text.value().split('\n') {
                     lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
                 }
             }
