@@ -387,9 +387,8 @@ async fn errors_reach_the_model_as_error_responses() {
         .call("strict", &json!({"n": -1}), &Context::new(), &handler)
         .await;
     assert_eq!(r.content, "n must not be negative; pass 0 or more");
-    assert_eq!(
+    assert!(
         retry.lock().unwrap().clone().unwrap().1,
-        true,
         "a ToolError keeps its retryability"
     );
 

@@ -26,9 +26,20 @@ fn double(n: i64) -> i64 {
 async fn generated_code_reaches_the_runtime_through_the_crate_override() {
     let handler = ToolHandler::empty();
     let ctx = Context::new();
-    let response = Clock.call("later", &json!({"at": 100}), &ctx, &handler).await;
+    let response = Clock
+        .call("later", &json!({"at": 100}), &ctx, &handler)
+        .await;
     assert_eq!(response.content, "160");
     assert_eq!(Clock.box_name(), "clock");
-    assert_eq!(Clock.specifications(&ctx)[0].parameters["required"], json!(["at"]));
-    assert_eq!(DoubleTool.call("double", &json!({"n": 21}), &ctx, &handler).await.content, "42");
+    assert_eq!(
+        Clock.specifications(&ctx)[0].parameters["required"],
+        json!(["at"])
+    );
+    assert_eq!(
+        DoubleTool
+            .call("double", &json!({"n": 21}), &ctx, &handler)
+            .await
+            .content,
+        "42"
+    );
 }

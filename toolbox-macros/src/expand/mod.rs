@@ -148,6 +148,22 @@ fn specification(tool: &ToolFn, args_ty: &TokenStream, krate: &TokenStream) -> T
     }
 }
 
+/// One spanned bound check per argument type, emitted before the argument
+/// structs so the first error a user reads names the parameter.
+fn argument_checks(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
+    let checks = tool.params.iter().filter_map(|param| {
+        let ty = match &param.kind {
+            ParamKind::Arg { .. } | ParamKind::Whole { wrapped: None } => &param.ty,
+            ParamKind::Whole {
+                wrapped: Some(inner),
+            } => inner,
+            _ => return None,
+        };
+        Some(quote_spanned! {ty.span()=> #krate::__private::assert_argument::<#ty>(); })
+    });
+    quote!(#(#checks)*)
+}
+
 /// The `match` arm that runs one tool.
 fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) -> TokenStream {
     let krate = &target.krate;
@@ -161,7 +177,6 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
         match &param.kind {
             ParamKind::Arg { .. } => {
                 let field = &param.ident;
-                checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
                 call_args.push(quote!(__args.#field));
             }
             ParamKind::Whole { wrapped } => match wrapped {
@@ -271,10 +286,22 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
     let krate = &target.krate;
     let private = quote!(#krate::__private);
     let self_ty = &target.self_ty;
-    let (impl_generics, _, where_clause) = target.generics.split_for_impl();
+    let mut generics = target.generics.clone();
+    if !generics.params.is_empty() {
+        let self_ty = &target.self_ty;
+        generics
+            .make_where_clause()
+            .predicates
+            .push(syn::parse_quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync));
+    }
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
     let mut structs = Vec::new();
     let mut specs = Vec::new();
     let mut arms = Vec::new();
+    let checks: Vec<TokenStream> = tools
+        .iter()
+        .map(|tool| argument_checks(tool, krate))
+        .collect();
     for tool in tools {
         let (definition, args_ty) = args_struct(tool, krate);
         structs.push(definition);
@@ -296,16 +323,6 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
     } else {
         quote!(::std::vec![#(#specs),*])
     };
-    let send_sync = if target.generics.params.is_empty() {
-        TokenStream::new()
-    } else {
-        let predicate = quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync);
-        match where_clause {
-            Some(clause) if !clause.predicates.is_empty() => quote!(, #predicate),
-            Some(_) => quote!(#predicate),
-            None => quote!(where #predicate),
-        }
-    };
     let span = Span::call_site();
     quote_spanned! {span=>
         #[allow(clippy::all, unused_qualifications, non_snake_case)]
@@ -316,9 +333,13 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
                 SchemaViaNothing as _,
             };
 
+            fn __toolbox_argument_checks() {
+                #(#checks)*
+            }
+
             #(#structs)*
 
-            impl #impl_generics #private::ToolBox for #self_ty #where_clause #send_sync {
+            impl #impl_generics #private::ToolBox for #self_ty #where_clause {
                 fn specifications(&self, _ctx: &#private::Context) -> ::std::vec::Vec<#private::ToolSpecification> {
                     #list
                 }
@@ -341,7 +362,7 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
                 }
             }
 
-            impl #impl_generics #private::NamedToolBox for #self_ty #where_clause #send_sync {
+            impl #impl_generics #private::NamedToolBox for #self_ty #where_clause {
                 fn box_name(&self) -> &str {
                     #box_name
                 }

@@ -73,6 +73,9 @@ fn expand_impl(mut block: ItemImpl, box_attr: BoxAttr, mut errors: Errors) -> To
                 Site::Method,
                 &mut errors,
             ) {
+                method
+                    .attrs
+                    .push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
                 tools.push(tool);
             }
         }
@@ -157,6 +160,9 @@ fn expand_mod(mut module: ItemMod, box_attr: BoxAttr, mut errors: Errors) -> Tok
                 Site::Module,
                 &mut errors,
             ) {
+                function
+                    .attrs
+                    .push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
                 tools.push(tool);
             }
         }

@@ -3,7 +3,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::spanned::Spanned;
 use syn::ItemFn;
 
 use crate::attr::{parse_tool_attr, Errors};
@@ -31,7 +30,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let krate = default_krate(tool_attr.krate.as_ref());
     if let Some(receiver) = function.sig.receiver() {
         errors.at(
-            receiver.span(),
+            receiver.self_token.span,
             "a `#[tool]` method needs `#[tool_box]` on its impl block, which reads the `#[tool]` methods",
         );
         strip_param_attributes(&mut function);
@@ -51,6 +50,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let compile_errors = errors.to_compile_errors();
         return quote!(#compile_errors #function);
     }
+    // A tool's parameters mirror a JSON object; many of them is normal.
+    function
+        .attrs
+        .push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
     let vis = &function.vis;
     let struct_ident = format_ident!(
         "{}Tool",

@@ -1,0 +1,6 @@
+use toolbox::prelude::*;
+
+#[tool]
+struct Now;
+
+fn main() {}

@@ -1,0 +1,17 @@
+use toolbox::prelude::*;
+
+struct W;
+
+struct Database;
+
+#[tool_box]
+impl W {
+    /// Gets the weather.
+    #[tool]
+    fn get(&self, #[inject] db: Database, city: String) -> String {
+        let _ = db;
+        city
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use toolbox::prelude::*;
+
+struct W;
+
+#[tool_box(name = "my box")]
+impl W {
+    /// Gets the weather.
+    #[tool]
+    fn get(&self, city: String) -> String {
+        city
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use toolbox::prelude::*;
+
+struct W;
+
+#[tool_box]
+impl W {
+    /// Gets the weather.
+    #[tool]
+    fn get(&mut self, city: String) -> String {
+        city
+    }
+}
+
+fn main() {}

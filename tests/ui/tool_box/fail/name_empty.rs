@@ -1,0 +1,14 @@
+use toolbox::prelude::*;
+
+struct W;
+
+#[tool_box]
+impl W {
+    /// Gets the weather.
+    #[tool(name = "")]
+    fn get(&self, city: String) -> String {
+        city
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use toolbox::prelude::*;
+
+#[tool_box]
+struct W {
+    city: String,
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use toolbox::prelude::*;
+
+struct W;
+
+struct Units;
+
+#[tool_box]
+impl W {
+    /// Gets the weather.
+    #[tool]
+    fn get(&self, city: String, units: Units) -> String {
+        let _ = units;
+        city
+    }
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use toolbox::prelude::*;
+
+struct W;
+
+struct Forecast;
+
+#[tool_box]
+impl W {
+    /// Gets the weather.
+    #[tool]
+    fn get(&self, city: String) -> Forecast {
+        let _ = city;
+        Forecast
+    }
+}
+
+fn main() {}
