@@ -415,3 +415,18 @@ async fn handlers_compose() {
     assert_eq!(second.get(), (1, 1, 0));
     assert!(ToolHandler::empty().is_empty());
 }
+
+#[tokio::test]
+async fn a_call_cancelled_before_it_starts_never_runs_the_tool() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let token = CancellationToken::new();
+    token.cancel();
+    let ctx = Context::new().with_cancellation(token);
+    let counts = Counts::default();
+    let response = tools(runs.clone())
+        .call("add", &json!({"a": 1, "b": 2}), &ctx, &counts.handler())
+        .await;
+    assert_eq!(response, ToolResponse::error("the call was cancelled"));
+    assert_eq!(counts.get(), (1, 0, 1));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

@@ -120,15 +120,11 @@ where
 }
 
 impl FnTool {
-    fn build<T, M, F>(
-        name: String,
-        description: String,
-        f: F,
-        finish: fn(F::Output) -> DispatchResult,
-    ) -> Self
+    fn build<T, M, F, G>(name: String, description: String, f: F, finish: G) -> Self
     where
         T: DeserializeOwned + JsonSchema + Send + 'static,
         F: ToolClosure<T, M>,
+        G: Fn(F::Output) -> DispatchResult + Copy + Send + Sync + 'static,
     {
         let mut problems = Vec::new();
         let parameters = arguments_schema::<T>().unwrap_or_else(|problem| {

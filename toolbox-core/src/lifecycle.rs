@@ -40,30 +40,37 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     let clock = clock();
     let started = clock.raw();
     let result = match normalize_arguments(arguments) {
+        Err(error) => Err(error),
+        Ok(_) if ctx.is_cancelled() => Err(ToolError::Cancelled),
         Ok(arguments) => {
-            let dispatch = Guarded::Start {
-                toolbox,
-                name,
-                arguments: &arguments,
-                ctx,
-                span: &span,
+            // Start the dispatch inside the span with panics caught; a result
+            // that is already there (sync tools, bad arguments) needs no polling.
+            let started_dispatch = {
+                let _entered = span.enter();
+                catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, &arguments, ctx)))
             };
-            match ctx.cancellation() {
-                None => dispatch.await,
-                Some(token) => {
-                    let mut cancelled = std::pin::pin!(token.cancelled());
-                    let mut dispatch = std::pin::pin!(dispatch);
-                    std::future::poll_fn(|cx| {
-                        if cancelled.as_mut().poll(cx).is_ready() {
-                            return Poll::Ready(Err(ToolError::Cancelled));
+            match started_dispatch.map(DispatchFuture::into_ready) {
+                Err(payload) => Err(panicked(payload)),
+                Ok(Ok(result)) => result,
+                Ok(Err(pending)) => {
+                    let dispatch = Guarded::Running(pending, &span);
+                    match ctx.cancellation() {
+                        None => dispatch.await,
+                        Some(token) => {
+                            let mut cancelled = std::pin::pin!(token.cancelled());
+                            let mut dispatch = std::pin::pin!(dispatch);
+                            std::future::poll_fn(|cx| {
+                                if cancelled.as_mut().poll(cx).is_ready() {
+                                    return Poll::Ready(Err(ToolError::Cancelled));
+                                }
+                                dispatch.as_mut().poll(cx)
+                            })
+                            .await
                         }
-                        dispatch.as_mut().poll(cx)
-                    })
-                    .await
+                    }
                 }
             }
         }
-        Err(error) => Err(error),
     };
     let elapsed = clock.delta(started, clock.raw());
     match result {
@@ -100,49 +107,22 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     }
 }
 
-/// The raw dispatch, started on first poll and polled inside the call's
-/// span, with panics caught both while the future is built and while it runs.
-enum Guarded<'a, B: ?Sized> {
-    Start {
-        toolbox: &'a B,
-        name: &'a str,
-        arguments: &'a Value,
-        ctx: &'a Context,
-        span: &'a Span,
-    },
+/// A pending raw dispatch, polled inside the call's span with panics caught.
+enum Guarded<'a> {
     Running(DispatchFuture<'a>, &'a Span),
     Done,
 }
 
-impl<B: ToolBox + ?Sized> Future for Guarded<'_, B> {
+impl Future for Guarded<'_> {
     type Output = DispatchResult;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<DispatchResult> {
         let this = self.get_mut();
-        let span = match this {
-            Guarded::Start { span, .. } | Guarded::Running(_, span) => *span,
-            Guarded::Done => {
-                return Poll::Ready(Err(panicked(Box::new("polled after completion"))))
-            }
+        let Guarded::Running(future, span) = this else {
+            return Poll::Ready(Err(panicked(Box::new("polled after completion"))));
         };
         let _entered = span.enter();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            if let Guarded::Start {
-                toolbox,
-                name,
-                arguments,
-                ctx,
-                span,
-            } = *this
-            {
-                *this = Guarded::Running(toolbox.dispatch(name, arguments, ctx), span);
-            }
-            match this {
-                Guarded::Running(future, _) => Pin::new(future).poll(cx),
-                _ => unreachable!("the dispatch was just started"),
-            }
-        }));
-        match outcome {
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(future).poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(result)) => {
                 *this = Guarded::Done;
