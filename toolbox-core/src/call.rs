@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::tracked::Tracked;
 use crate::ToolError;
 
 /// One invocation of a tool, as a provider or an MCP client sends it.
@@ -106,23 +107,11 @@ fn describe(value: &Value) -> &'static str {
 }
 
 /// Deserializes an argument object into `T`. On failure the error names the
-/// JSON path of the offending value and what was expected; the fast path
+/// JSON path of the offending value and what was expected; a successful call
 /// pays nothing for that.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &Value) -> Result<T, ToolError> {
-    match T::deserialize(arguments) {
-        Ok(value) => Ok(value),
-        Err(_) => match serde_path_to_error::deserialize::<_, T>(arguments) {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                let path = error.path().to_string();
-                let path = if path == "." { String::new() } else { path };
-                Err(ToolError::invalid_arguments(
-                    path,
-                    error.into_inner().to_string(),
-                ))
-            }
-        },
-    }
+    T::deserialize(Tracked(arguments))
+        .map_err(|error| ToolError::invalid_arguments(error.path(), error.message()))
 }
 
 #[cfg(test)]

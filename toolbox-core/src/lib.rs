@@ -53,6 +53,7 @@ mod response;
 pub mod schema;
 mod spec;
 mod toolbox;
+mod tracked;
 
 pub use call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
 pub use closure::{tool_fn, try_tool_fn, FnTool, ToolClosure, ToolSet};
