@@ -1,5 +1,9 @@
-//! The quick start: closure tools in a MultiToolBox, called with a handler
-//! that prints every event and its timing.
+//! The quick start, the support-agent scenario:
+//!
+//! 1. closure tools in a `MultiToolBox`, called with a handler that prints
+//!    every event and its timing;
+//! 2. two `#[tool_box]` boxes (an impl block and a module) scanned into a
+//!    `Registry`, and an agent's tool list resolved by name.
 //!
 //! Run it with `cargo run --example quickstart`.
 
@@ -8,68 +12,85 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolbox::prelude::*;
 
-/// Two integers to add.
+// ---- 1. closure tools ----
+
+/// Two integers.
 #[derive(Deserialize, JsonSchema)]
-struct AddArgs {
+struct Pair {
     a: i64,
     b: i64,
 }
 
-/// A city to look up.
-#[derive(Deserialize, JsonSchema)]
-struct CityArgs {
-    /// The city, e.g. "Prague".
-    city: String,
-}
-
-#[derive(Serialize)]
-struct Forecast {
-    city: String,
-    celsius: f32,
-    sky: &'static str,
-}
-
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let math = ToolSet::new([
-        tool_fn("add", "Adds two integers.", |x: AddArgs| async move {
-            x.a + x.b
-        })
+fn math() -> Result<ToolSet, toolbox::DefinitionError> {
+    ToolSet::new([
+        tool_fn(
+            "add",
+            "Adds two integers.",
+            |x: Pair| async move { x.a + x.b },
+        )
         .describe_arg("a", "The first addend")
         .describe_arg("b", "The second addend")
         .read_only(),
-        tool_fn("divide", "Divides a by b.", |x: AddArgs| async move {
+        tool_fn("divide", "Divides a by b.", |x: Pair| async move {
             if x.b == 0 {
                 Err("cannot divide by zero; pass a non-zero b".to_owned())
             } else {
                 Ok(x.a / x.b)
             }
         }),
-    ])?;
-    let weather = ToolSet::new([tool_fn(
-        "get",
-        "Gets the current weather for a city.",
-        |x: CityArgs| async move {
-            Forecast {
-                city: x.city,
-                celsius: 21.5,
-                sky: "clear",
-            }
-        },
-    )
-    .read_only()])?;
+    ])
+}
 
-    let tools = MultiToolBox::builder()
-        .add("math", math)
-        .add("weather", weather)
-        .build()?;
+// ---- 2. the support agent's boxes ----
 
-    println!("== specifications");
-    for spec in tools.specifications(&Context::new()) {
-        println!("{}", serde_json::to_string_pretty(&spec)?);
+#[derive(Serialize, JsonSchema)]
+struct Customer {
+    id: u32,
+    name: String,
+    tier: &'static str,
+}
+
+/// Customer records.
+struct Crm;
+
+/// Customer records.
+#[tool_box]
+impl Crm {
+    /// Gets a customer by id.
+    #[tool(read_only)]
+    fn get_customer(
+        &self,
+        /// The customer's id, e.g. 42.
+        id: u32,
+    ) -> Result<Customer, String> {
+        match id {
+            42 => Ok(Customer {
+                id,
+                name: "Ada Lovelace".into(),
+                tier: "gold",
+            }),
+            _ => Err(format!(
+                "no customer {id}; customer ids are 42 in this demo"
+            )),
+        }
     }
+}
 
-    let handler = ToolHandler::new()
+/// Orders and their shipping state.
+#[tool_box]
+mod orders {
+    /// Gets an order by its number.
+    #[tool(read_only)]
+    pub async fn get_order(
+        /// The order number, e.g. "A-1001".
+        number: String,
+    ) -> String {
+        format!("order {number}: shipped 2026-11-28, arriving 2026-12-02")
+    }
+}
+
+fn printing_handler() -> ToolHandler {
+    ToolHandler::new()
         .on_start(|e| println!("  start   {} {}", e.name, e.arguments))
         .on_success(|e| println!("  success {} in {:?}", e.name, e.elapsed))
         .on_error(|e| {
@@ -79,23 +100,54 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 e.elapsed,
                 e.error.report()
             )
-        });
+        })
+}
 
-    println!("\n== calls");
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let handler = printing_handler();
+
+    println!("== 1. closure tools in a MultiToolBox");
+    let tools = MultiToolBox::builder().add("math", math()?).build()?;
+    for spec in tools.specifications(&Context::new()) {
+        println!("{}", serde_json::to_string(&spec)?);
+    }
     let calls = [
         ("math_add", json!({"a": 40, "b": 2})),
         ("math_add", json!("{\"a\": 1, \"b\": 2}")),
-        ("weather_get", json!({"city": "Prague"})),
         ("math_divide", json!({"a": 1, "b": 0})),
         ("math_add", json!({"a": "forty", "b": 2})),
         ("math_ad", json!({})),
     ];
-    for (name, arguments) in calls {
-        let ctx = Context::new();
-        let response = tools.call(name, &arguments, &ctx, &handler).await;
+    for (name, arguments) in &calls {
+        let response = tools.call(name, arguments, &Context::new(), &handler).await;
         let marker = if response.is_error { "error" } else { "ok" };
         println!("{name} -> [{marker}] {}", response.content);
     }
     tools.close().await?;
+
+    println!("\n== 2. the support agent: a registry and its resolution");
+    let registry = Registry::new(); // holds now@core
+    registry.scan(Crm)?;
+    registry.scan(orders::Tools)?;
+    let keys: Vec<String> = registry.keys().iter().map(ToString::to_string).collect();
+    println!("registered: {}", keys.join(", "));
+
+    let agent = registry.resolve(["get_customer@crm", "get_order@orders", "now"])?;
+    for spec in agent.specifications(&Context::new()) {
+        println!("{}", serde_json::to_string_pretty(&spec)?);
+    }
+    let turn = [
+        ("get_customer", json!({"id": 42})),
+        ("get_order", json!({"number": "A-1001"})),
+        ("now", json!(null)),
+        ("get_customer", json!({"id": 7})),
+    ];
+    for (i, (name, arguments)) in turn.iter().enumerate() {
+        let ctx = Context::new().with_call_id(format!("call_{i}"));
+        let response = agent.call(name, arguments, &ctx, &handler).await;
+        let marker = if response.is_error { "error" } else { "ok" };
+        println!("{name} -> [{marker}] {}", response.content);
+    }
     Ok(())
 }

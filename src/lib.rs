@@ -38,6 +38,14 @@ pub use toolbox_core::*;
 #[cfg(feature = "macros")]
 pub use toolbox_macros::{tool, tool_box};
 
+/// The registry: `name@module` keys, O(1) lookup, lazy resolution, core tools.
+#[cfg(feature = "registry")]
+pub mod registry {
+    pub use toolbox_registry::*;
+}
+#[cfg(feature = "registry")]
+pub use toolbox_registry::Registry;
+
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
@@ -48,4 +56,7 @@ pub mod prelude {
 
     #[cfg(feature = "macros")]
     pub use toolbox_macros::{tool, tool_box};
+
+    #[cfg(feature = "registry")]
+    pub use toolbox_registry::Registry;
 }

@@ -2,13 +2,15 @@
 //! without adding tools.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
 use crate::toolbox::{BoxFuture, DispatchResult};
 use crate::DispatchFuture;
-use crate::{Context, ToolBox, ToolError, ToolSpecification};
+use crate::{Context, ToolBox, ToolError, ToolHandler, ToolSpecification};
 
 /// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
 /// default and per-tool limits (a per-tool limit wins). Needs a Tokio runtime
@@ -99,5 +101,91 @@ where
     match tokio::time::timeout(limit, call).await {
         Ok(result) => result,
         Err(_) => Err(ToolError::TimedOut { after: limit }),
+    }
+}
+
+/// Reports every raw dispatch of the wrapped box to a [`ToolHandler`], next
+/// to (not instead of) the handler of each call: a registry's or an
+/// application's global listeners. Panics inside the wrapped box are caught
+/// here too, so the listener always sees exactly one of success or error.
+pub struct ObservedToolBox<B> {
+    inner: B,
+    observer: Arc<dyn Fn() -> ToolHandler + Send + Sync>,
+}
+
+impl<B: ToolBox> ObservedToolBox<B> {
+    /// Wraps `inner`; `observer` is asked for the current listeners at each call.
+    pub fn new(inner: B, observer: impl Fn() -> ToolHandler + Send + Sync + 'static) -> Self {
+        ObservedToolBox {
+            inner,
+            observer: Arc::new(observer),
+        }
+    }
+
+    /// The wrapped box.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+}
+
+impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+        self.inner.specifications(ctx)
+    }
+
+    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+        self.inner.specification(name, ctx)
+    }
+
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.inner.contains(name, ctx)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        let handler = (self.observer)();
+        if handler.is_empty() {
+            return self.inner.dispatch(name, arguments, ctx);
+        }
+        DispatchFuture::new(async move {
+            let call_id = ctx.call_id();
+            handler.started(&ToolStart {
+                name,
+                call_id,
+                arguments,
+            });
+            let started = std::time::Instant::now();
+            let result = crate::lifecycle::guarded(&self.inner, name, arguments, ctx).await;
+            let elapsed = started.elapsed();
+            match &result {
+                Ok(response) if !response.is_error => handler.succeeded(&ToolSuccess {
+                    name,
+                    call_id,
+                    response,
+                    elapsed,
+                }),
+                Ok(response) => handler.failed(&ToolFailure {
+                    name,
+                    call_id,
+                    error: &ToolError::failed(&response.content),
+                    elapsed,
+                }),
+                Err(error) => handler.failed(&ToolFailure {
+                    name,
+                    call_id,
+                    error,
+                    elapsed,
+                }),
+            }
+            result
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        self.inner.close()
     }
 }

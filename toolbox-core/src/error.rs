@@ -275,10 +275,8 @@ impl Display for HumanDuration {
 
 /// Up to three names from `available` closest to `name`: by edit distance
 /// (at most a third of the name's length, and at least 2), or containing it.
-pub(crate) fn closest_names<'a>(
-    name: &str,
-    available: impl IntoIterator<Item = &'a str>,
-) -> Vec<String> {
+/// This is how unknown-tool errors pick their suggestions.
+pub fn closest_names<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let wanted = name.to_ascii_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
     let mut scored: Vec<(usize, &str)> = available

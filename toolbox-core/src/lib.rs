@@ -59,10 +59,10 @@ pub use call::{deserialize_arguments, normalize_arguments, parse_arguments, Tool
 pub use closure::{tool_fn, try_tool_fn, FnTool, ToolClosure, ToolSet};
 pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
 pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
-pub use decorate::{with_timeout, TimeoutToolBox};
+pub use decorate::{with_timeout, ObservedToolBox, TimeoutToolBox};
 pub use dispatch::DispatchFuture;
 pub use empty::EmptyToolBox;
-pub use error::{BoxError, ToolError, ToolErrorKind};
+pub use error::{closest_names, BoxError, ToolError, ToolErrorKind};
 pub use handler::{ToolFailure, ToolHandler, ToolStart, ToolSuccess};
 pub use multi::{MultiToolBox, MultiToolBoxBuilder};
 pub use response::ToolResponse;

@@ -107,6 +107,23 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     }
 }
 
+/// Runs a raw dispatch with panics caught (starting it and polling it), for
+/// decorators that observe calls.
+pub(crate) async fn guarded<B: ToolBox + ?Sized>(
+    toolbox: &B,
+    name: &str,
+    arguments: &Value,
+    ctx: &Context,
+) -> DispatchResult {
+    match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
+        Err(payload) => Err(panicked(payload)),
+        Ok(dispatch) => match dispatch.into_ready() {
+            Ok(result) => result,
+            Err(pending) => Guarded::Running(pending, &Span::none()).await,
+        },
+    }
+}
+
 /// A pending raw dispatch, polled inside the call's span with panics caught.
 enum Guarded<'a> {
     Running(DispatchFuture<'a>, &'a Span),

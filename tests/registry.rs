@@ -1,0 +1,439 @@
+//! The registry through the facade: keys, two-step lookup, scanning, lazy
+//! resolution, listeners, core tools, concurrency.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Counts;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolbox::prelude::*;
+use toolbox::registry::{HttpGetOptions, RegistryError, ToolKey};
+
+struct Crm;
+
+/// Customer records.
+#[tool_box]
+impl Crm {
+    /// Gets a customer by id.
+    #[tool(read_only)]
+    fn get_customer(&self, id: u32) -> String {
+        format!("customer {id}")
+    }
+
+    /// Looks something up.
+    #[tool]
+    fn lookup(&self, q: String) -> String {
+        format!("crm:{q}")
+    }
+}
+
+/// Orders.
+#[tool_box]
+mod orders {
+    /// Gets an order by id.
+    #[tool(read_only)]
+    pub fn get_order(id: u32) -> String {
+        format!("order {id}")
+    }
+
+    /// Looks something up.
+    #[tool]
+    pub fn lookup(q: String) -> String {
+        format!("orders:{q}")
+    }
+}
+
+fn registry() -> Registry {
+    let registry = Registry::new();
+    registry.scan(Crm).unwrap();
+    registry.scan(orders::Tools).unwrap();
+    registry
+}
+
+fn keys(registry: &Registry) -> Vec<String> {
+    registry.keys().iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn scanning_registers_each_tool_under_its_module() {
+    let registry = registry();
+    assert_eq!(
+        keys(&registry),
+        [
+            "get_customer@crm",
+            "get_order@orders",
+            "lookup@crm",
+            "lookup@orders",
+            "now@core"
+        ]
+    );
+    assert_eq!(registry.len(), 5);
+    assert_eq!(ToolKey::parse("a@b"), ToolKey::new("a", Some("b")));
+}
+
+#[test]
+fn lookup_is_exact_then_by_bare_name() {
+    let registry = registry();
+    assert_eq!(
+        registry.get("get_customer@crm").unwrap().key().to_string(),
+        "get_customer@crm"
+    );
+    assert_eq!(
+        registry.get("get_customer").unwrap().key().to_string(),
+        "get_customer@crm"
+    );
+    assert_eq!(registry.get("now").unwrap().key().to_string(), "now@core");
+    let spec = registry
+        .get("get_order")
+        .unwrap()
+        .specification(&Context::new())
+        .unwrap();
+    assert_eq!(spec.name, "get_order");
+    assert!(spec.is_read_only());
+}
+
+#[test]
+fn a_bare_name_in_two_modules_is_ambiguous_naming_both() {
+    let error = registry().get("lookup").unwrap_err();
+    assert_eq!(
+        error,
+        RegistryError::Ambiguous {
+            name: "lookup".into(),
+            keys: vec!["lookup@crm".into(), "lookup@orders".into()]
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "`lookup` is ambiguous: it is registered as `lookup@crm` and `lookup@orders`; ask for one of them"
+    );
+}
+
+#[test]
+fn an_explicit_module_never_resolves_to_another() {
+    let registry = registry();
+    let error = registry.get("get_customer@orders").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no tool is registered as `get_customer@orders`; did you mean `get_customer@crm`?"
+    );
+    assert!(registry.resolve(["get_customer@orders"]).is_err());
+    assert_eq!(
+        registry.get("get_custmer").unwrap_err().to_string(),
+        "no tool is registered as `get_custmer`; did you mean `get_customer@crm`?"
+    );
+}
+
+#[test]
+fn registering_a_key_twice_is_refused_and_changes_nothing() {
+    let registry = registry();
+    let error = registry.scan(Crm).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`get_customer@crm` is already registered; unregister it first"
+    );
+    assert_eq!(registry.len(), 5);
+    // A bare registration and a module one do not collide.
+    registry.register(orders::Tools).unwrap();
+    assert_eq!(
+        registry.get("get_order").unwrap().key().to_string(),
+        "get_order",
+        "the exact bare key"
+    );
+    assert_eq!(
+        registry.get("get_order@orders").unwrap().key().to_string(),
+        "get_order@orders"
+    );
+}
+
+#[test]
+fn an_exact_bare_key_wins_over_the_name_index() {
+    let registry = registry();
+    registry.register(orders::Tools).unwrap();
+    // "lookup" is now an exact key (registered bare) as well as two module keys.
+    assert_eq!(registry.get("lookup").unwrap().key().to_string(), "lookup");
+}
+
+#[test]
+fn unregistering_by_key_and_by_module() {
+    let registry = registry();
+    assert_eq!(
+        registry.unregister("lookup@crm").unwrap().to_string(),
+        "lookup@crm"
+    );
+    assert_eq!(
+        registry.get("lookup").unwrap().key().to_string(),
+        "lookup@orders",
+        "no longer ambiguous"
+    );
+    assert!(registry.unregister("lookup@crm").is_err());
+    assert_eq!(registry.unregister_module("orders"), 2);
+    assert_eq!(keys(&registry), ["get_customer@crm", "now@core"]);
+    assert!(registry.get("get_order").is_err());
+}
+
+#[test]
+fn illegal_module_names_are_refused() {
+    let registry = Registry::empty();
+    assert!(registry.is_empty());
+    assert_eq!(
+        registry
+            .register_box(Crm, "my crm")
+            .unwrap_err()
+            .to_string(),
+        "module name `my crm` is not allowed: use 1 to 64 of a-z, A-Z, 0-9, `_` and `-`"
+    );
+}
+
+#[tokio::test]
+async fn resolution_exposes_provider_safe_names_and_routes_back() {
+    let registry = registry();
+    let tools = registry
+        .resolve([
+            "get_customer@crm",
+            "lookup@crm",
+            "lookup@orders",
+            "now",
+            "get_order",
+        ])
+        .unwrap();
+    let routes: Vec<(String, String)> = tools.routes().map(|(a, b)| (a.to_owned(), b)).collect();
+    assert_eq!(
+        routes,
+        [
+            ("get_customer".into(), "get_customer@crm".into()),
+            ("crm_lookup".into(), "lookup@crm".into()),
+            ("orders_lookup".into(), "lookup@orders".into()),
+            ("now".into(), "now@core".into()),
+            ("get_order".into(), "get_order@orders".into()),
+        ]
+    );
+    let specs = tools.specifications(&Context::new());
+    assert!(specs.iter().all(|s| !s.name.contains('@')));
+    let counts = Counts::default();
+    let handler = counts.handler();
+    let ctx = Context::new();
+    assert_eq!(
+        tools
+            .call("crm_lookup", &json!({"q": "x"}), &ctx, &handler)
+            .await
+            .content,
+        "crm:x"
+    );
+    assert_eq!(
+        tools
+            .call("orders_lookup", &json!({"q": "x"}), &ctx, &handler)
+            .await
+            .content,
+        "orders:x"
+    );
+    assert_eq!(
+        tools
+            .call("get_order", &json!({"id": 4}), &ctx, &handler)
+            .await
+            .content,
+        "order 4"
+    );
+    let now = tools.call("now", &json!({}), &ctx, &handler).await.content;
+    assert!(now.ends_with('Z') && now.len() == 20, "{now}");
+    let response = tools
+        .call("lookup", &json!({"q": "x"}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        response.content,
+        "unknown tool `lookup`; did you mean one of `crm_lookup`, `orders_lookup`?"
+    );
+    assert_eq!(counts.get(), (5, 4, 1), "one lifecycle per call");
+}
+
+#[test]
+fn an_alias_that_collides_is_an_error_at_resolution() {
+    let registry = registry();
+    // A bare tool literally named `crm_lookup` collides with the alias of lookup@crm.
+    let clash = ToolSet::new([tool_fn("crm_lookup", "Clashes", |_: ()| async {})]).unwrap();
+    registry.register(clash).unwrap();
+    let error = registry
+        .resolve(["lookup@crm", "lookup@orders", "crm_lookup"])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`lookup@crm` and `crm_lookup` would both be exposed as `crm_lookup`"
+    );
+}
+
+#[tokio::test]
+async fn resolution_is_lazy() {
+    let registry = registry();
+    let before = registry.resolve(["now"]).unwrap();
+    let late =
+        ToolSet::new([tool_fn("late", "Registered late", |_: ()| async { "here" })]).unwrap();
+    registry.register_box(late, "extra").unwrap();
+    assert!(
+        before.specification("late", &Context::new()).is_none(),
+        "not in a box resolved before"
+    );
+    let response = before
+        .call("late", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert!(response.is_error);
+    let after = registry.resolve(["now", "late"]).unwrap();
+    let response = after
+        .call("late", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "here");
+}
+
+#[tokio::test]
+async fn registry_listeners_see_every_call_of_its_boxes() {
+    let registry = registry();
+    let early = registry.resolve(["get_customer"]).unwrap();
+    let global = Counts::default();
+    registry.add_listener(global.handler());
+    let late = registry.resolve(["get_order"]).unwrap();
+    let per_call = Counts::default();
+    let handler = per_call.handler();
+    let ctx = Context::new();
+    early
+        .call("get_customer", &json!({"id": 1}), &ctx, &handler)
+        .await;
+    late.call("get_order", &json!({"id": "x"}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        global.get(),
+        (2, 1, 1),
+        "listeners added after a resolution still see it"
+    );
+    assert_eq!(per_call.get(), (2, 1, 1));
+}
+
+async fn serve_once_per_connection(body: &'static str) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+        }
+    });
+    (address, hits)
+}
+
+#[tokio::test]
+async fn http_get_is_opt_in_and_refuses_loopback_unless_allowed() {
+    let (address, hits) = serve_once_per_connection("hello from 127.0.0.1").await;
+    let url = format!("http://{address}/page");
+
+    let registry = Registry::new();
+    assert!(
+        registry.get("http_get").is_err(),
+        "not registered by default"
+    );
+    registry.enable_http_get(HttpGetOptions::default()).unwrap();
+    let tools = registry.resolve(["http_get"]).unwrap();
+    let ctx = Context::new();
+    let handler = ToolHandler::empty();
+    let response = tools
+        .call("http_get", &json!({"url": url}), &ctx, &handler)
+        .await;
+    assert!(response.is_error);
+    assert_eq!(
+        response.content,
+        format!("refused: `127.0.0.1` resolves to 127.0.0.1, a loopback address; http_get only fetches public addresses")
+    );
+    let by_name = format!("http://localhost:{}/page", address.port());
+    let response = tools
+        .call("http_get", &json!({"url": by_name}), &ctx, &handler)
+        .await;
+    assert!(response.is_error);
+    assert!(
+        response
+            .content
+            .starts_with("refused: `localhost` resolves to"),
+        "{}",
+        response.content
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "nothing was sent to the refused address"
+    );
+
+    let allowing = Registry::new();
+    allowing
+        .enable_http_get(HttpGetOptions {
+            allow_loopback: true,
+            max_bytes: 10,
+            timeout: Duration::from_secs(5),
+            ..HttpGetOptions::default()
+        })
+        .unwrap();
+    let tools = allowing.resolve(["http_get@core"]).unwrap();
+    let response = tools
+        .call("http_get", &json!({"url": url}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        response,
+        ToolResponse::text("hello from\n[truncated at 10 bytes]")
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_register_resolve_and_call_lose_nothing() {
+    let registry = Arc::new(registry());
+    let counts = Counts::default();
+    let handler = counts.handler();
+    let mut tasks = Vec::new();
+    // 8 tasks register, resolve and unregister their own modules...
+    for t in 0..8 {
+        let registry = registry.clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..50 {
+                let module = format!("m{t}_{round}");
+                let tool = ToolSet::new([tool_fn("echo", "Echoes", move |_: ()| async move { t })])
+                    .unwrap();
+                registry.register_box(tool, &module).unwrap();
+                let key = format!("echo@{module}");
+                let resolved = registry.resolve([key.as_str(), "now"]).unwrap();
+                assert!(resolved.contains("echo", &Context::new()));
+                assert_eq!(registry.unregister_module(&module), 1);
+                tokio::task::yield_now().await;
+            }
+            0usize
+        }));
+    }
+    // ...while 8 others call through fresh resolutions.
+    for _ in 0..8 {
+        let (registry, handler) = (registry.clone(), handler.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut calls = 0;
+            for i in 0..200u32 {
+                let tools = registry.resolve(["get_customer@crm", "get_order"]).unwrap();
+                let response = tools
+                    .call("get_customer", &json!({"id": i}), &Context::new(), &handler)
+                    .await;
+                assert_eq!(response.content, format!("customer {i}"));
+                calls += 1;
+            }
+            calls
+        }));
+    }
+    let mut calls = 0;
+    for task in tasks {
+        calls += task.await.unwrap();
+    }
+    assert_eq!(calls, 1_600);
+    assert_eq!(counts.get(), (1_600, 1_600, 0), "no call lost");
+    assert_eq!(registry.len(), 5, "every temporary module was removed");
+}

@@ -1,0 +1,322 @@
+//! The registry: tools under `name@module` keys, found in O(1).
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use rustc_hash::FxHashMap;
+use toolbox_core::{Context, NamedToolBox, ToolBox, ToolHandler, ToolSpecification};
+
+use crate::resolve::ResolvedToolBox;
+use crate::{RegistryError, ToolKey};
+
+/// One registered tool: its key and the box that serves it.
+pub(crate) struct Entry {
+    pub(crate) key: ToolKey,
+    pub(crate) full_key: String,
+    pub(crate) source: Arc<dyn ToolBox>,
+    /// The tool's name inside `source`.
+    pub(crate) tool: String,
+}
+
+#[derive(Default)]
+struct State {
+    /// Every tool by its full key (`name@module`, or `name`).
+    by_key: FxHashMap<String, Arc<Entry>>,
+    /// Every tool by its bare name, for the second lookup step.
+    by_name: FxHashMap<String, Vec<Arc<Entry>>>,
+}
+
+/// Tools under `name@module` keys. Safe to share across tasks: registering,
+/// resolving and calling may happen concurrently.
+///
+/// ```
+/// use toolbox_registry::Registry;
+///
+/// let registry = Registry::new(); // holds `now@core`
+/// assert_eq!(registry.get("now").unwrap().key().to_string(), "now@core");
+/// let tools = registry.resolve(["now"]).unwrap();
+/// # let _ = tools;
+/// ```
+pub struct Registry {
+    state: RwLock<State>,
+    listeners: Arc<RwLock<ToolHandler>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+/// A tool found in a registry.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    pub(crate) entry: Arc<Entry>,
+}
+
+impl RegisteredTool {
+    /// The tool's key.
+    pub fn key(&self) -> &ToolKey {
+        &self.entry.key
+    }
+
+    /// The tool's specification as its box offers it in `ctx` (its name is
+    /// the bare tool name).
+    pub fn specification(&self, ctx: &Context) -> Option<ToolSpecification> {
+        let mut spec = self.entry.source.specification(&self.entry.tool, ctx)?;
+        spec.name = self.entry.key.name.clone();
+        Some(spec)
+    }
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("key", &self.entry.key)
+            .finish()
+    }
+}
+
+impl Registry {
+    /// A registry holding the core tools that are on by default: `now@core`.
+    pub fn new() -> Self {
+        let registry = Registry::empty();
+        registry
+            .register_box(crate::core_tools::now_tool(), "core")
+            .unwrap_or_else(|_| unreachable!("an empty registry has no `now@core`"));
+        registry
+    }
+
+    /// A registry with no tools at all.
+    pub fn empty() -> Self {
+        Registry {
+            state: RwLock::new(State::default()),
+            listeners: Arc::new(RwLock::new(ToolHandler::empty())),
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Registers every tool of `tools` under its bare name.
+    pub fn register(&self, tools: impl ToolBox + 'static) -> Result<Vec<ToolKey>, RegistryError> {
+        self.insert(Arc::new(tools), None)
+    }
+
+    /// Registers every tool of `tools` as `tool@module`.
+    pub fn register_box(
+        &self,
+        tools: impl ToolBox + 'static,
+        module: &str,
+    ) -> Result<Vec<ToolKey>, RegistryError> {
+        self.insert(Arc::new(tools), Some(module))
+    }
+
+    /// Registers a `#[tool_box]` box (an impl value or a module's `Tools`):
+    /// each tool becomes `tool@{box name}`.
+    pub fn scan(&self, tools: impl NamedToolBox + 'static) -> Result<Vec<ToolKey>, RegistryError> {
+        let module = tools.box_name().to_owned();
+        self.insert(Arc::new(tools), Some(&module))
+    }
+
+    /// Registers every tool of a shared box, all or nothing: a key already
+    /// taken, or an illegal name, registers none of them.
+    pub fn insert(
+        &self,
+        source: Arc<dyn ToolBox>,
+        module: Option<&str>,
+    ) -> Result<Vec<ToolKey>, RegistryError> {
+        if let Some(module) = module {
+            check_name(module, "module")?;
+        }
+        let names: Vec<String> = source
+            .specifications(&Context::new())
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let mut entries = Vec::with_capacity(names.len());
+        for tool in names {
+            check_name(&tool, "tool")?;
+            let key = ToolKey::new(tool.clone(), module);
+            entries.push(Arc::new(Entry {
+                full_key: key.to_string(),
+                key,
+                source: source.clone(),
+                tool,
+            }));
+        }
+        let mut state = self.write();
+        let mut seen = rustc_hash::FxHashSet::default();
+        for entry in &entries {
+            if state.by_key.contains_key(&entry.full_key) || !seen.insert(entry.full_key.as_str()) {
+                return Err(RegistryError::Duplicate {
+                    key: entry.full_key.clone(),
+                });
+            }
+        }
+        state.by_key.reserve(entries.len());
+        let keys = entries.iter().map(|e| e.key.clone()).collect();
+        for entry in entries {
+            state
+                .by_name
+                .entry(entry.key.name.clone())
+                .or_default()
+                .push(entry.clone());
+            state.by_key.insert(entry.full_key.clone(), entry);
+        }
+        Ok(keys)
+    }
+
+    /// Removes one tool by its exact key.
+    pub fn unregister(&self, key: &str) -> Result<ToolKey, RegistryError> {
+        let mut state = self.write();
+        let Some(entry) = state.by_key.remove(key) else {
+            let suggestions = suggestions(&state, key);
+            return Err(RegistryError::NotFound {
+                key: key.to_owned(),
+                suggestions,
+            });
+        };
+        remove_from_name_index(&mut state, &entry);
+        Ok(entry.key.clone())
+    }
+
+    /// Removes every tool of a module; returns how many.
+    pub fn unregister_module(&self, module: &str) -> usize {
+        let mut state = self.write();
+        let doomed: Vec<Arc<Entry>> = state
+            .by_key
+            .values()
+            .filter(|e| e.key.module.as_deref() == Some(module))
+            .cloned()
+            .collect();
+        for entry in &doomed {
+            state.by_key.remove(&entry.full_key);
+            remove_from_name_index(&mut state, entry);
+        }
+        doomed.len()
+    }
+
+    /// Every key, sorted.
+    pub fn keys(&self) -> Vec<ToolKey> {
+        let mut keys: Vec<ToolKey> = self.read().by_key.values().map(|e| e.key.clone()).collect();
+        keys.sort();
+        keys
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.read().by_key.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Finds a tool. `name@module` is exact and never resolves to another
+    /// module. A bare `name` is an exact key first, then the one tool of
+    /// that name across modules; in several modules it is
+    /// [`RegistryError::Ambiguous`]. Both steps are hash lookups: O(1) in
+    /// the number of registered tools.
+    pub fn get(&self, key: &str) -> Result<RegisteredTool, RegistryError> {
+        let state = self.read();
+        if let Some(entry) = state.by_key.get(key) {
+            return Ok(RegisteredTool {
+                entry: entry.clone(),
+            });
+        }
+        if !key.contains('@') {
+            match state.by_name.get(key).map(Vec::as_slice) {
+                Some([entry]) => {
+                    return Ok(RegisteredTool {
+                        entry: entry.clone(),
+                    })
+                }
+                Some(many) if !many.is_empty() => {
+                    let mut keys: Vec<String> = many.iter().map(|e| e.full_key.clone()).collect();
+                    keys.sort();
+                    return Err(RegistryError::Ambiguous {
+                        name: key.to_owned(),
+                        keys,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Err(RegistryError::NotFound {
+            key: key.to_owned(),
+            suggestions: suggestions(&state, key),
+        })
+    }
+
+    /// A box for one request made of the named tools, as registered at this
+    /// moment (tools registered later are not in it). Each tool is exposed
+    /// under a provider-safe name: its bare name where that is unique in the
+    /// box, else `module_name`.
+    pub fn resolve<I, S>(&self, names: I) -> Result<ResolvedToolBox, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut found: Vec<RegisteredTool> = Vec::new();
+        for name in names {
+            let tool = self.get(name.as_ref())?;
+            if !found.iter().any(|f| Arc::ptr_eq(&f.entry, &tool.entry)) {
+                found.push(tool);
+            }
+        }
+        let listeners = self.listeners.clone();
+        ResolvedToolBox::new(found.into_iter().map(|t| t.entry).collect(), move || {
+            listeners.read().map(|h| h.clone()).unwrap_or_default()
+        })
+    }
+
+    /// Adds a listener to the before/after events of every call made through
+    /// boxes this registry resolved (including ones resolved earlier).
+    pub fn add_listener(&self, handler: ToolHandler) {
+        let mut listeners = self.listeners.write().unwrap_or_else(|p| p.into_inner());
+        *listeners = std::mem::take(&mut *listeners).and(&handler);
+    }
+}
+
+fn remove_from_name_index(state: &mut State, entry: &Arc<Entry>) {
+    if let Some(list) = state.by_name.get_mut(&entry.key.name) {
+        list.retain(|e| !Arc::ptr_eq(e, entry));
+        if list.is_empty() {
+            state.by_name.remove(&entry.key.name);
+        }
+    }
+}
+
+fn suggestions(state: &State, key: &str) -> Vec<String> {
+    let wanted = ToolKey::parse(key);
+    let mut out: Vec<String> = match state.by_name.get(&wanted.name) {
+        Some(list) => list.iter().map(|e| e.full_key.clone()).collect(),
+        None => toolbox_core::closest_names(&wanted.name, state.by_name.keys().map(String::as_str))
+            .iter()
+            .flat_map(|name| state.by_name[name].iter().map(|e| e.full_key.clone()))
+            .collect(),
+    };
+    out.sort();
+    out.truncate(5);
+    out
+}
+
+fn check_name(name: &str, what: &str) -> Result<(), RegistryError> {
+    if toolbox_core::is_valid_tool_name(name) {
+        Ok(())
+    } else {
+        Err(RegistryError::InvalidName(format!(
+            "{what} name `{name}` is not allowed: use 1 to 64 of a-z, A-Z, 0-9, `_` and `-`"
+        )))
+    }
+}

@@ -1,0 +1,151 @@
+//! A registry's resolution: the box one request sees.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+use toolbox_core::{
+    BoxFuture, Context, DispatchFuture, ObservedToolBox, ToolBox, ToolError, ToolHandler,
+    ToolSpecification,
+};
+
+use crate::registry::Entry;
+use crate::RegistryError;
+
+/// The tools of one resolution, under provider-safe names, routing calls
+/// back to the boxes that registered them. Registry listeners observe every
+/// call; the call's own lifecycle runs once, in [`ToolBoxExt::call`](toolbox_core::ToolBoxExt::call).
+pub struct ResolvedToolBox {
+    inner: ObservedToolBox<Resolution>,
+}
+
+struct Resolution {
+    tools: Vec<(String, Arc<Entry>)>,
+    index: FxHashMap<String, usize>,
+}
+
+impl ResolvedToolBox {
+    pub(crate) fn new(
+        entries: Vec<Arc<Entry>>,
+        listeners: impl Fn() -> ToolHandler + Send + Sync + 'static,
+    ) -> Result<Self, RegistryError> {
+        let mut per_name: BTreeMap<&str, usize> = BTreeMap::new();
+        for entry in &entries {
+            *per_name.entry(entry.key.name.as_str()).or_default() += 1;
+        }
+        let mut tools = Vec::with_capacity(entries.len());
+        let mut index: FxHashMap<String, usize> = FxHashMap::default();
+        for entry in &entries {
+            let exposed = match (&entry.key.module, per_name[entry.key.name.as_str()]) {
+                (Some(module), n) if n > 1 => format!("{module}_{}", entry.key.name),
+                _ => entry.key.name.clone(),
+            };
+            if !toolbox_core::is_valid_tool_name(&exposed) {
+                return Err(RegistryError::InvalidName(format!(
+                    "`{}` would be exposed as `{exposed}`, which providers refuse (1 to 64 of a-z, A-Z, 0-9, `_` and `-`)",
+                    entry.full_key
+                )));
+            }
+            if let Some(&other) = index.get(&exposed) {
+                let first: &(String, Arc<Entry>) = &tools[other];
+                return Err(RegistryError::ExposedNameCollision {
+                    exposed,
+                    first: first.1.full_key.clone(),
+                    second: entry.full_key.clone(),
+                });
+            }
+            index.insert(exposed.clone(), tools.len());
+            tools.push((exposed, entry.clone()));
+        }
+        Ok(ResolvedToolBox {
+            inner: ObservedToolBox::new(Resolution { tools, index }, listeners),
+        })
+    }
+
+    /// The exposed names with the keys they route to, in resolution order.
+    pub fn routes(&self) -> impl Iterator<Item = (&str, String)> {
+        self.inner
+            .inner()
+            .tools
+            .iter()
+            .map(|(exposed, entry)| (exposed.as_str(), entry.full_key.clone()))
+    }
+}
+
+impl std::fmt::Debug for ResolvedToolBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.routes()).finish()
+    }
+}
+
+impl ToolBox for Resolution {
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+        self.tools
+            .iter()
+            .filter_map(|(exposed, entry)| {
+                let mut spec = entry.source.specification(&entry.tool, ctx)?;
+                spec.name = exposed.clone();
+                Some(spec)
+            })
+            .collect()
+    }
+
+    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+        let (exposed, entry) = &self.tools[*self.index.get(name)?];
+        let mut spec = entry.source.specification(&entry.tool, ctx)?;
+        spec.name = exposed.clone();
+        Some(spec)
+    }
+
+    fn contains(&self, name: &str, _: &Context) -> bool {
+        self.index.contains_key(name)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        match self.index.get(name) {
+            Some(&i) => {
+                let entry = &self.tools[i].1;
+                entry.source.dispatch(&entry.tool, arguments, ctx)
+            }
+            None => DispatchFuture::ready(Err(ToolError::unknown_tool(
+                name,
+                self.tools.iter().map(|(exposed, _)| exposed.as_str()),
+            ))),
+        }
+    }
+}
+
+impl ToolBox for ResolvedToolBox {
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+        self.inner.specifications(ctx)
+    }
+
+    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+        self.inner.specification(name, ctx)
+    }
+
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.inner.contains(name, ctx)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        self.inner.dispatch(name, arguments, ctx)
+    }
+
+    /// A resolution borrows its tools from the registry: closing it closes
+    /// nothing (unregister or close the registered boxes themselves).
+    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
