@@ -20,6 +20,10 @@ pub struct ToolCall {
     /// The argument object.
     #[serde(default)]
     pub arguments: Value,
+    /// Provider fields that must travel back with the call, e.g. Gemini's
+    /// `thoughtSignature`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
 }
 
 impl ToolCall {
@@ -29,6 +33,7 @@ impl ToolCall {
             id: None,
             name: name.into(),
             arguments,
+            extra: None,
         }
     }
 

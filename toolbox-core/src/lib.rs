@@ -43,6 +43,7 @@ mod error;
 mod handler;
 mod lifecycle;
 mod multi;
+pub mod provider;
 #[doc(hidden)]
 pub mod __private {
     //! Support for generated code; not a public API.

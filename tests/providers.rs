@@ -1,0 +1,332 @@
+//! Provider definitions, parsing and result messages against the recorded
+//! payloads in tests/fixtures/providers (copied from the providers'
+//! documentation; sources in their README).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbox::provider::{gemini_model_turn, lower, Dialect, Provider, ProviderError};
+use toolbox::{ToolAnnotations, ToolCall, ToolResponse, ToolSpecification};
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/providers/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect(&path)
+}
+
+/// Search flights
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct SearchArgs {
+    /// Origin IATA code
+    origin: String,
+    /// Max results
+    limit: Option<u32>,
+    /// Cabin class
+    cabin: Cabin,
+    filter: Option<Filter>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Cabin {
+    Economy,
+    Business,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Filter {
+    nonstop: bool,
+}
+
+#[test]
+fn the_worked_example_lowers_to_the_documented_shapes() {
+    let schemars_default = schemars::schema_for!(SearchArgs).to_value();
+    assert_eq!(
+        schemars_default,
+        fixture("schemars_search_args_default.json")
+    );
+    let parameters = toolbox::schema::arguments_schema::<SearchArgs>().unwrap();
+    assert_eq!(
+        lower(&parameters, Dialect::OpenAiStrict).unwrap(),
+        fixture("search_args_openai_strict.json")
+    );
+    assert_eq!(
+        lower(&parameters, Dialect::GeminiParameters).unwrap(),
+        fixture("search_args_gemini_parameters.json")
+    );
+    // Lowering is idempotent: a strict schema stays as it is.
+    let strict = fixture("search_args_openai_strict.json");
+    assert_eq!(lower(&strict, Dialect::OpenAiStrict).unwrap(), strict);
+}
+
+fn spec_from(name: &str, description: &str, parameters: &Value) -> ToolSpecification {
+    ToolSpecification::new(name, description).with_parameters(parameters.clone())
+}
+
+#[test]
+fn definitions_have_each_providers_shape() {
+    let chat = fixture("openai_chat_tool_definition_strict.json");
+    let spec = spec_from(
+        "get_weather",
+        "Fetches the weather in the given location",
+        &chat["function"]["parameters"],
+    );
+    assert_eq!(
+        Provider::OpenAiChat { strict: true }
+            .definition(&spec)
+            .unwrap(),
+        chat
+    );
+
+    let responses = fixture("openai_responses_tool_definition.json");
+    let spec = spec_from(
+        "get_weather",
+        "Retrieves current weather for the given location.",
+        &responses["parameters"],
+    );
+    assert_eq!(
+        Provider::OpenAiResponses { strict: true }
+            .definition(&spec)
+            .unwrap(),
+        responses
+    );
+
+    let anthropic = fixture("anthropic_tool_definition_strict.json");
+    let spec = spec_from(
+        "get_weather",
+        "Get the current weather",
+        &anthropic["input_schema"],
+    );
+    assert_eq!(
+        Provider::Anthropic { strict: true }
+            .definition(&spec)
+            .unwrap(),
+        anthropic
+    );
+
+    let gemini = fixture("gemini_request_tools.json");
+    let declared = &gemini["tools"][0]["functionDeclarations"][0];
+    let spec = spec_from(
+        "get_weather",
+        "Get weather",
+        &declared["parametersJsonSchema"],
+    );
+    assert_eq!(
+        Provider::Gemini.definitions(&[spec]).unwrap(),
+        gemini["tools"]
+    );
+
+    let mcp = fixture("mcp_tools_list_result.json");
+    let listed = &mcp["result"]["tools"][0];
+    let mut spec = spec_from("get_weather", "Get current weather", &listed["inputSchema"]);
+    spec.title = Some("Weather".into());
+    spec.annotations = Some(ToolAnnotations {
+        read_only: Some(true),
+        open_world: Some(true),
+        ..ToolAnnotations::default()
+    });
+    assert_eq!(Provider::Mcp.definition(&spec).unwrap(), *listed);
+}
+
+#[test]
+fn strict_is_always_sent_explicitly() {
+    let spec = ToolSpecification::new("ping", "Pings");
+    for provider in [
+        Provider::OpenAiChat { strict: false },
+        Provider::OpenAiResponses { strict: false },
+        Provider::Anthropic { strict: false },
+    ] {
+        let definition = provider.definition(&spec).unwrap();
+        let strict = definition
+            .get("function")
+            .unwrap_or(&definition)
+            .get("strict");
+        assert_eq!(strict, Some(&Value::Bool(false)), "{provider:?}");
+    }
+}
+
+#[test]
+fn openai_chat_parallel_calls_parse_and_results_match() {
+    let transcript = fixture("openai_chat_parallel_tool_calls_and_results.json");
+    let provider = Provider::OpenAiChat { strict: true };
+    let calls = provider.parse_calls(&transcript[0]).unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].id.as_deref(), Some("call_abc"));
+    assert_eq!(calls[1].arguments, json!({"location": "Bogotá, Colombia"}));
+    // The whole completion body parses too.
+    let body = json!({"choices": [{"message": transcript[0].clone()}]});
+    assert_eq!(provider.parse_calls(&body).unwrap(), calls);
+    let results = vec![
+        (calls[0].clone(), ToolResponse::text("{\"temp_c\":15}")),
+        (calls[1].clone(), ToolResponse::text("{\"temp_c\":18}")),
+    ];
+    assert_eq!(
+        provider.result_messages(&results),
+        transcript.as_array().unwrap()[1..]
+    );
+}
+
+#[test]
+fn openai_responses_calls_parse_and_outputs_match() {
+    let provider = Provider::OpenAiResponses { strict: true };
+    let calls = provider
+        .parse_calls(&fixture("openai_responses_function_calls.json"))
+        .unwrap();
+    assert_eq!(
+        calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["get_weather", "send_email"]
+    );
+    assert_eq!(
+        calls[1].id.as_deref(),
+        Some("call_67890abc"),
+        "the call_id, not the item id"
+    );
+    let body = json!({"output": fixture("openai_responses_function_calls.json")});
+    assert_eq!(provider.parse_calls(&body).unwrap(), calls);
+    let messages =
+        provider.result_messages(&[(calls[0].clone(), ToolResponse::text("{\"temp_c\":15}"))]);
+    assert_eq!(
+        messages,
+        [fixture("openai_responses_function_call_output.json")]
+    );
+}
+
+#[test]
+fn anthropic_tool_use_parses_and_results_come_first_in_one_user_turn() {
+    let provider = Provider::Anthropic { strict: true };
+    let calls = provider
+        .parse_calls(&fixture("anthropic_assistant_tool_use.json"))
+        .unwrap();
+    assert_eq!(calls.len(), 2, "the text block is not a call");
+    assert_eq!(calls[1].arguments, json!({"location": "Bogotá"}));
+    let results = vec![
+        (calls[0].clone(), ToolResponse::text("15 degrees")),
+        (
+            calls[1].clone(),
+            ToolResponse::error("ConnectionError: the weather service API is not available"),
+        ),
+    ];
+    assert_eq!(
+        provider.result_messages(&results),
+        [fixture("anthropic_user_tool_results.json")]
+    );
+}
+
+#[test]
+fn gemini_calls_keep_their_id_and_thought_signature() {
+    let provider = Provider::Gemini;
+    let model_turn = fixture("gemini_model_function_call.json");
+    let calls = provider.parse_calls(&model_turn).unwrap();
+    assert_eq!(calls[0].id.as_deref(), Some("fc1"));
+    assert_eq!(
+        gemini_model_turn(&calls),
+        model_turn,
+        "the thoughtSignature goes back unchanged"
+    );
+    let body = json!({"candidates": [{"content": model_turn.clone()}]});
+    assert_eq!(provider.parse_calls(&body).unwrap(), calls);
+    let messages =
+        provider.result_messages(&[(calls[0].clone(), ToolResponse::text("{\"temp_c\":15}"))]);
+    assert_eq!(messages, [fixture("gemini_user_function_response.json")]);
+    let failed =
+        provider.result_messages(&[(calls[0].clone(), ToolResponse::error("service unavailable"))]);
+    assert_eq!(
+        failed[0]["parts"][0]["functionResponse"]["response"],
+        json!({"error": "service unavailable"})
+    );
+}
+
+#[test]
+fn mcp_results_carry_structured_content_and_is_error() {
+    let call = ToolCall::new("get_weather", json!({}));
+    let structured = fixture("mcp_tools_call_structured_result.json");
+    let text = structured["result"]["content"][0]["text"].as_str().unwrap();
+    let messages = Provider::Mcp.result_messages(&[(call.clone(), ToolResponse::text(text))]);
+    assert_eq!(messages, [structured["result"].clone()]);
+    let failed = fixture("mcp_tools_call_is_error_result.json");
+    let text = failed["result"]["content"][0]["text"].as_str().unwrap();
+    let messages = Provider::Mcp.result_messages(&[(call, ToolResponse::error(text))]);
+    assert_eq!(messages, [failed["result"].clone()]);
+    let parsed = Provider::Mcp
+        .parse_calls(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_weather", "arguments": {"location": "Oslo"}}}))
+        .unwrap();
+    assert_eq!(parsed[0].id.as_deref(), Some("3"));
+    assert_eq!(parsed[0].arguments, json!({"location": "Oslo"}));
+}
+
+#[test]
+fn arguments_arrive_as_string_object_or_double_encoded() {
+    let provider = Provider::OpenAiChat { strict: false };
+    let message = json!({"tool_calls": [
+        {"id": "a", "function": {"name": "f", "arguments": "{\"x\":1}"}},
+        {"id": "b", "function": {"name": "f", "arguments": {"x": 2}}},
+        {"id": "c", "function": {"name": "f", "arguments": "\"{\\\"x\\\":3}\""}},
+        {"id": "d", "function": {"name": "f", "arguments": "{\"x\":"}},
+        {"id": "e", "function": {"name": "f", "arguments": ""}}
+    ]});
+    let calls = provider.parse_calls(&message).unwrap();
+    let arguments: Vec<&Value> = calls.iter().map(|c| &c.arguments).collect();
+    assert_eq!(
+        arguments,
+        [
+            &json!({"x": 1}),
+            &json!({"x": 2}),
+            &json!({"x": 3}),
+            &json!("{\"x\":"),
+            &json!({})
+        ]
+    );
+}
+
+#[test]
+fn malformed_payloads_are_clear_errors_not_panics() {
+    let cases = [
+        (Provider::OpenAiChat { strict: true }, json!({"tool_calls": "nope"}), "malformed OpenAI Chat Completions payload at `tool_calls`: expected an array"),
+        (Provider::OpenAiChat { strict: true }, json!({"tool_calls": [{"id": "a"}]}), "malformed OpenAI Chat Completions payload at `tool_calls[0]`: expected an object with `function`"),
+        (Provider::OpenAiChat { strict: true }, json!({"tool_calls": [{"function": {"name": 7}}]}), "malformed OpenAI Chat Completions payload at `tool_calls[0].function.name`: expected a string"),
+        (Provider::OpenAiResponses { strict: true }, json!({"output": {}}), "malformed OpenAI Responses payload at `output`: expected an array"),
+        (Provider::Anthropic { strict: true }, json!({"role": "assistant"}), "malformed Anthropic Messages payload at `(root)`: expected an object with `content`"),
+        (Provider::Anthropic { strict: true }, json!({"content": [{"type": "tool_use", "name": "x"}]}), "malformed Anthropic Messages payload at `content[0]`: expected an object with `id`"),
+        (Provider::Gemini, json!({"candidates": [{"content": {"parts": 1}}]}), "malformed Gemini payload at `candidates[0].content.parts`: expected an array"),
+        (Provider::Mcp, json!({"params": {}}), "malformed MCP payload at `params`: expected an object with `name`"),
+    ];
+    for (provider, payload, expected) in cases {
+        let error: ProviderError = provider.parse_calls(&payload).unwrap_err();
+        assert_eq!(error.to_string(), expected);
+    }
+    assert!(Provider::OpenAiChat { strict: true }
+        .parse_calls(&json!({"role": "assistant", "content": "hi"}))
+        .unwrap()
+        .is_empty());
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Tagged {
+    counts: std::collections::HashMap<String, u32>,
+}
+
+#[test]
+fn what_a_dialect_cannot_express_is_refused_naming_the_field() {
+    let spec = ToolSpecification::new("tally", "Tallies")
+        .with_parameters(toolbox::schema::arguments_schema::<Tagged>().unwrap());
+    let error = Provider::OpenAiChat { strict: true }
+        .definition(&spec)
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool `tally` cannot be offered to OpenAI strict mode: `counts`: a map (an object with arbitrary keys) cannot be expressed in OpenAI strict mode; use a list of key/value structs"
+    );
+    assert!(Provider::Anthropic { strict: true }
+        .definition(&spec)
+        .is_err());
+    // Non-strict dialects take maps.
+    assert!(Provider::OpenAiChat { strict: false }
+        .definition(&spec)
+        .is_ok());
+    assert!(Provider::Mcp.definition(&spec).is_ok());
+}

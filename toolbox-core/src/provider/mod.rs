@@ -1,0 +1,527 @@
+//! What each provider is told and what it sends back, as plain
+//! `serde_json::Value`s (no HTTP client): tool definitions with the schema
+//! lowered to the provider's dialect, tool calls parsed out of responses,
+//! and the tool-result messages to send back.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolbox_core::provider::Provider;
+//! use toolbox_core::{ToolResponse, ToolSpecification};
+//!
+//! let spec = ToolSpecification::new("get_weather", "Gets the weather").with_parameters(json!({
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string"}, "days": {"type": "integer", "format": "uint8"}},
+//!     "required": ["city"]
+//! }));
+//! let definition = Provider::OpenAiChat { strict: true }.definition(&spec).unwrap();
+//! assert_eq!(definition["function"]["strict"], true);
+//! assert_eq!(definition["function"]["parameters"]["required"], json!(["city", "days"]));
+//!
+//! let response = json!({"role": "assistant", "content": null, "tool_calls": [
+//!     {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}}
+//! ]});
+//! let calls = Provider::OpenAiChat { strict: true }.parse_calls(&response).unwrap();
+//! assert_eq!(calls[0].arguments, json!({"city": "Oslo"}));
+//! let messages = Provider::OpenAiChat { strict: true }
+//!     .result_messages(&[(calls[0].clone(), ToolResponse::text("sunny"))]);
+//! assert_eq!(messages, vec![json!({"role": "tool", "tool_call_id": "call_1", "content": "sunny"})]);
+//! ```
+
+mod check;
+mod lower;
+mod turn;
+
+pub use check::{name_problem, validate, Violation};
+pub use lower::{lower, LowerError};
+pub use turn::{Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner};
+
+use serde_json::{json, Map, Value};
+
+use crate::{parse_arguments, ToolCall, ToolResponse, ToolSpecification};
+
+/// A schema dialect: the JSON Schema subset a provider accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// OpenAI Structured Outputs (`strict: true`).
+    OpenAiStrict,
+    /// OpenAI without strict mode.
+    OpenAi,
+    /// Anthropic strict tool use.
+    AnthropicStrict,
+    /// Anthropic `input_schema` without strict mode.
+    Anthropic,
+    /// Gemini `parametersJsonSchema`.
+    GeminiJsonSchema,
+    /// Gemini's legacy `parameters` (an OpenAPI 3.0 subset).
+    GeminiParameters,
+    /// MCP `inputSchema` (JSON Schema 2020-12).
+    Mcp,
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 7] = [
+        Dialect::OpenAiStrict,
+        Dialect::OpenAi,
+        Dialect::AnthropicStrict,
+        Dialect::Anthropic,
+        Dialect::GeminiJsonSchema,
+        Dialect::GeminiParameters,
+        Dialect::Mcp,
+    ];
+
+    /// A readable name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Dialect::OpenAiStrict => "OpenAI strict mode",
+            Dialect::OpenAi => "OpenAI",
+            Dialect::AnthropicStrict => "Anthropic strict tool use",
+            Dialect::Anthropic => "Anthropic",
+            Dialect::GeminiJsonSchema => "Gemini `parametersJsonSchema`",
+            Dialect::GeminiParameters => "Gemini `parameters`",
+            Dialect::Mcp => "MCP",
+        }
+    }
+}
+
+/// A provider API and its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    /// OpenAI Chat Completions.
+    OpenAiChat {
+        /// Structured Outputs for arguments.
+        strict: bool,
+    },
+    /// OpenAI Responses.
+    OpenAiResponses {
+        /// Structured Outputs for arguments (the API defaults to strict when omitted; always sent).
+        strict: bool,
+    },
+    /// Anthropic Messages.
+    Anthropic {
+        /// Strict tool use.
+        strict: bool,
+    },
+    /// Google Gemini `generateContent` with `parametersJsonSchema`.
+    Gemini,
+    /// Google Gemini with the legacy `parameters` field.
+    GeminiLegacy,
+    /// Model Context Protocol.
+    Mcp,
+}
+
+/// A definition that cannot be lowered, or a provider payload that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// A tool's schema cannot be expressed in the provider's dialect.
+    #[error("tool `{tool}` cannot be offered to {dialect}: {source}")]
+    Lower {
+        /// The tool.
+        tool: String,
+        /// The dialect's name.
+        dialect: &'static str,
+        /// What cannot be expressed, and where.
+        source: LowerError,
+    },
+    /// The payload does not have the provider's documented shape.
+    #[error("malformed {provider} payload at `{path}`: {message}")]
+    Malformed {
+        /// The provider's name.
+        provider: &'static str,
+        /// Where in the payload.
+        path: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+impl Provider {
+    /// The schema dialect of this provider.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Provider::OpenAiChat { strict: true } | Provider::OpenAiResponses { strict: true } => {
+                Dialect::OpenAiStrict
+            }
+            Provider::OpenAiChat { strict: false }
+            | Provider::OpenAiResponses { strict: false } => Dialect::OpenAi,
+            Provider::Anthropic { strict: true } => Dialect::AnthropicStrict,
+            Provider::Anthropic { strict: false } => Dialect::Anthropic,
+            Provider::Gemini => Dialect::GeminiJsonSchema,
+            Provider::GeminiLegacy => Dialect::GeminiParameters,
+            Provider::Mcp => Dialect::Mcp,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat { .. } => "OpenAI Chat Completions",
+            Provider::OpenAiResponses { .. } => "OpenAI Responses",
+            Provider::Anthropic { .. } => "Anthropic Messages",
+            Provider::Gemini | Provider::GeminiLegacy => "Gemini",
+            Provider::Mcp => "MCP",
+        }
+    }
+
+    /// The tool definition for one specification, its schema lowered.
+    pub fn definition(self, spec: &ToolSpecification) -> Result<Value, ProviderError> {
+        let dialect = self.dialect();
+        let parameters =
+            lower(&spec.parameters, dialect).map_err(|source| ProviderError::Lower {
+                tool: spec.name.clone(),
+                dialect: dialect.label(),
+                source,
+            })?;
+        Ok(match self {
+            Provider::OpenAiChat { strict } => json!({
+                "type": "function",
+                "function": {"name": spec.name, "description": spec.description, "parameters": parameters, "strict": strict}
+            }),
+            Provider::OpenAiResponses { strict } => json!({
+                "type": "function", "name": spec.name, "description": spec.description,
+                "parameters": parameters, "strict": strict
+            }),
+            Provider::Anthropic { strict } => json!({
+                "name": spec.name, "description": spec.description, "input_schema": parameters, "strict": strict
+            }),
+            Provider::Gemini => json!({
+                "name": spec.name, "description": spec.description, "parametersJsonSchema": parameters
+            }),
+            Provider::GeminiLegacy => json!({
+                "name": spec.name, "description": spec.description, "parameters": parameters
+            }),
+            Provider::Mcp => mcp_tool(spec, parameters),
+        })
+    }
+
+    /// The `tools` value of a request: a list of definitions, or for Gemini
+    /// one `functionDeclarations` entry holding them all.
+    pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
+        let definitions: Vec<Value> = specs
+            .iter()
+            .map(|s| self.definition(s))
+            .collect::<Result<_, _>>()?;
+        Ok(match self {
+            Provider::Gemini | Provider::GeminiLegacy => {
+                json!([{"functionDeclarations": definitions}])
+            }
+            _ => Value::Array(definitions),
+        })
+    }
+
+    /// The tool calls in a provider response (the whole response body or
+    /// just the assistant message / output items). Arguments stay as the
+    /// provider sent them when they are not valid JSON, so the call still
+    /// gets its result: an invalid-arguments error the model can act on.
+    pub fn parse_calls(self, payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+        let reader = Reader {
+            provider: self.name(),
+        };
+        match self {
+            Provider::OpenAiChat { .. } => {
+                let (message, base) = match payload.pointer("/choices/0/message") {
+                    Some(message) => (message, "choices[0].message"),
+                    None => (payload, ""),
+                };
+                let Some(calls) = message.get("tool_calls") else {
+                    return Ok(Vec::new());
+                };
+                let calls = reader.array(calls, &join(base, "tool_calls"))?;
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, call)| {
+                        let path = format!("{}[{i}]", join(base, "tool_calls"));
+                        let function = reader.field(call, "function", &path)?;
+                        let name = reader.string(function, "name", &format!("{path}.function"))?;
+                        let arguments = function.get("arguments").cloned().unwrap_or(Value::Null);
+                        Ok(ToolCall {
+                            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                            name,
+                            arguments: take_arguments(arguments),
+                            extra: None,
+                        })
+                    })
+                    .collect()
+            }
+            Provider::OpenAiResponses { .. } => {
+                let items = match payload.get("output") {
+                    Some(output) => reader.array(output, "output")?,
+                    None => reader.array(payload, "")?,
+                };
+                items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, item)| {
+                        item.get("type").and_then(Value::as_str) == Some("function_call")
+                    })
+                    .map(|(i, item)| {
+                        let path = format!("output[{i}]");
+                        Ok(ToolCall {
+                            id: Some(reader.string(item, "call_id", &path)?),
+                            name: reader.string(item, "name", &path)?,
+                            arguments: take_arguments(
+                                item.get("arguments").cloned().unwrap_or(Value::Null),
+                            ),
+                            extra: None,
+                        })
+                    })
+                    .collect()
+            }
+            Provider::Anthropic { .. } => {
+                let content = reader.array(reader.field(payload, "content", "")?, "content")?;
+                content
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, block)| {
+                        block.get("type").and_then(Value::as_str) == Some("tool_use")
+                    })
+                    .map(|(i, block)| {
+                        let path = format!("content[{i}]");
+                        Ok(ToolCall {
+                            id: Some(reader.string(block, "id", &path)?),
+                            name: reader.string(block, "name", &path)?,
+                            arguments: take_arguments(
+                                block.get("input").cloned().unwrap_or(Value::Null),
+                            ),
+                            extra: None,
+                        })
+                    })
+                    .collect()
+            }
+            Provider::Gemini | Provider::GeminiLegacy => {
+                let (content, base) = match payload.pointer("/candidates/0/content") {
+                    Some(content) => (content, "candidates[0].content"),
+                    None => (payload, ""),
+                };
+                let parts =
+                    reader.array(reader.field(content, "parts", base)?, &join(base, "parts"))?;
+                parts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, part)| part.get("functionCall").map(|call| (i, part, call)))
+                    .map(|(i, part, call)| {
+                        let path = format!("{}[{i}].functionCall", join(base, "parts"));
+                        Ok(ToolCall {
+                            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                            name: reader.string(call, "name", &path)?,
+                            arguments: take_arguments(
+                                call.get("args").cloned().unwrap_or(Value::Null),
+                            ),
+                            extra: part
+                                .get("thoughtSignature")
+                                .map(|s| json!({"thoughtSignature": s})),
+                        })
+                    })
+                    .collect()
+            }
+            Provider::Mcp => {
+                let params = payload.get("params").unwrap_or(payload);
+                Ok(vec![ToolCall {
+                    id: payload.get("id").map(|id| match id {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    name: reader.string(params, "name", "params")?,
+                    arguments: take_arguments(
+                        params.get("arguments").cloned().unwrap_or(Value::Null),
+                    ),
+                    extra: None,
+                }])
+            }
+        }
+    }
+
+    /// The message(s) that carry results back, one result per call, in the
+    /// order given. Anthropic's results come first in the next user turn;
+    /// Gemini's call ids are echoed; OpenAI's `tool_call_id` / `call_id` set.
+    pub fn result_messages(self, results: &[(ToolCall, ToolResponse)]) -> Vec<Value> {
+        let id = |i: usize, call: &ToolCall| call.id.clone().unwrap_or_else(|| format!("call_{i}"));
+        match self {
+            Provider::OpenAiChat { .. } => results
+                .iter()
+                .enumerate()
+                .map(|(i, (call, response))| json!({"role": "tool", "tool_call_id": id(i, call), "content": response.content}))
+                .collect(),
+            Provider::OpenAiResponses { .. } => results
+                .iter()
+                .enumerate()
+                .map(|(i, (call, response))| {
+                    json!({"type": "function_call_output", "call_id": id(i, call), "output": response.content})
+                })
+                .collect(),
+            Provider::Anthropic { .. } => {
+                let blocks: Vec<Value> = results
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (call, response))| {
+                        let mut block = json!({"type": "tool_result", "tool_use_id": id(i, call), "content": response.content});
+                        if response.is_error {
+                            block["is_error"] = Value::Bool(true);
+                        }
+                        block
+                    })
+                    .collect();
+                vec![json!({"role": "user", "content": blocks})]
+            }
+            Provider::Gemini | Provider::GeminiLegacy => {
+                let parts: Vec<Value> = results
+                    .iter()
+                    .map(|(call, response)| {
+                        let body = if response.is_error {
+                            json!({"error": response.content})
+                        } else {
+                            json!({"output": serde_json::from_str::<Value>(&response.content)
+                                .unwrap_or_else(|_| Value::String(response.content.clone()))})
+                        };
+                        let mut function_response = Map::new();
+                        if let Some(id) = &call.id {
+                            function_response.insert("id".into(), Value::String(id.clone()));
+                        }
+                        function_response.insert("name".into(), Value::String(call.name.clone()));
+                        function_response.insert("response".into(), body);
+                        json!({"functionResponse": function_response})
+                    })
+                    .collect();
+                vec![json!({"role": "user", "parts": parts})]
+            }
+            Provider::Mcp => results
+                .iter()
+                .map(|(_, response)| {
+                    let mut result = json!({"content": [{"type": "text", "text": response.content}]});
+                    if response.is_error {
+                        result["isError"] = Value::Bool(true);
+                    } else if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&response.content) {
+                        result["structuredContent"] = structured;
+                    }
+                    result
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Gemini's model turn for these calls, `thoughtSignature`s included: what
+/// goes back into the history before the function responses.
+pub fn gemini_model_turn(calls: &[ToolCall]) -> Value {
+    let parts: Vec<Value> = calls
+        .iter()
+        .map(|call| {
+            let mut function_call = Map::new();
+            if let Some(id) = &call.id {
+                function_call.insert("id".into(), Value::String(id.clone()));
+            }
+            function_call.insert("name".into(), Value::String(call.name.clone()));
+            function_call.insert("args".into(), call.arguments.clone());
+            let mut part = json!({"functionCall": function_call});
+            if let Some(signature) = call.extra.as_ref().and_then(|e| e.get("thoughtSignature")) {
+                part["thoughtSignature"] = signature.clone();
+            }
+            part
+        })
+        .collect();
+    json!({"role": "model", "parts": parts})
+}
+
+fn mcp_tool(spec: &ToolSpecification, input_schema: Value) -> Value {
+    let mut tool = Map::new();
+    tool.insert("name".into(), Value::String(spec.name.clone()));
+    if let Some(title) = &spec.title {
+        tool.insert("title".into(), Value::String(title.clone()));
+    }
+    tool.insert(
+        "description".into(),
+        Value::String(spec.description.clone()),
+    );
+    tool.insert("inputSchema".into(), input_schema);
+    if let Some(output) = spec
+        .output_schema
+        .as_ref()
+        .filter(|o| o.get("type").is_some_and(|t| t == "object"))
+    {
+        let mut output = output.clone();
+        if let Some(object) = output.as_object_mut() {
+            object.remove("$schema");
+            object.remove("title");
+        }
+        tool.insert("outputSchema".into(), output);
+    }
+    if let Some(annotations) = &spec.annotations {
+        let mut hints = Map::new();
+        for (key, value) in [
+            ("readOnlyHint", annotations.read_only),
+            ("destructiveHint", annotations.destructive),
+            ("idempotentHint", annotations.idempotent),
+            ("openWorldHint", annotations.open_world),
+        ] {
+            if let Some(value) = value {
+                hints.insert(key.into(), Value::Bool(value));
+            }
+        }
+        if !hints.is_empty() {
+            tool.insert("annotations".into(), Value::Object(hints));
+        }
+    }
+    Value::Object(tool)
+}
+
+/// Arguments as sent: objects as is, text parsed (double encoding too);
+/// unparsable text is kept so the lifecycle can answer with the reason.
+fn take_arguments(arguments: Value) -> Value {
+    match arguments {
+        Value::String(text) => parse_arguments(&text).unwrap_or(Value::String(text)),
+        Value::Null => Value::Object(Map::new()),
+        other => other,
+    }
+}
+
+fn join(base: &str, key: &str) -> String {
+    if base.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{base}.{key}")
+    }
+}
+
+struct Reader {
+    provider: &'static str,
+}
+
+impl Reader {
+    fn malformed(&self, path: &str, message: impl Into<String>) -> ProviderError {
+        ProviderError::Malformed {
+            provider: self.provider,
+            path: if path.is_empty() {
+                "(root)".into()
+            } else {
+                path.to_owned()
+            },
+            message: message.into(),
+        }
+    }
+
+    fn field<'v>(
+        &self,
+        value: &'v Value,
+        key: &str,
+        path: &str,
+    ) -> Result<&'v Value, ProviderError> {
+        value
+            .get(key)
+            .ok_or_else(|| self.malformed(path, format!("expected an object with `{key}`")))
+    }
+
+    fn string(&self, value: &Value, key: &str, path: &str) -> Result<String, ProviderError> {
+        match value.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(self.malformed(&join(path, key), "expected a string")),
+            None => Err(self.malformed(path, format!("expected an object with `{key}`"))),
+        }
+    }
+
+    fn array<'v>(&self, value: &'v Value, path: &str) -> Result<&'v Vec<Value>, ProviderError> {
+        value
+            .as_array()
+            .ok_or_else(|| self.malformed(path, "expected an array"))
+    }
+}

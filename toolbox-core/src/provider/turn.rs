@@ -1,0 +1,346 @@
+//! Running one turn's tool calls: concurrently within a bound, effects
+//! respected, an approval hook before each call, one result per call in the
+//! order of the calls.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::{
+    normalize_arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolCall,
+    ToolError, ToolHandler, ToolResponse, ToolSpecification,
+};
+
+/// What the approval hook is asked about: the call (its arguments already
+/// checked against the schema) and the tool's specification, whose
+/// annotations say whether it is read-only or destructive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call.
+    pub call: ToolCall,
+    /// The tool as the box describes it.
+    pub specification: ToolSpecification,
+}
+
+impl ApprovalRequest {
+    /// Whether the tool is annotated read-only.
+    pub fn read_only(&self) -> bool {
+        self.specification.is_read_only()
+    }
+
+    /// Whether the tool is annotated destructive.
+    pub fn destructive(&self) -> bool {
+        self.specification.is_destructive()
+    }
+}
+
+/// The approval hook's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the model reads the reason.
+    Reject {
+        /// Why, for the model.
+        reason: String,
+    },
+    /// Do not run it now; the application resolves it later.
+    Defer,
+}
+
+/// Decides whether a call may run. Closures `Fn(ApprovalRequest) -> impl
+/// Future<Output = Decision>` are approval hooks.
+pub trait Approval: Send + Sync {
+    /// Reviews one call.
+    fn review(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision>;
+}
+
+impl<F, Fut> Approval for F
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = Decision> + Send + 'static,
+{
+    fn review(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        Box::pin(self(request))
+    }
+}
+
+/// A deferred call, serializable, for the application to resolve later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call, as the model made it.
+    pub call: ToolCall,
+    /// The tool's specification at the time.
+    pub specification: ToolSpecification,
+}
+
+/// One call's outcome: the response to send back, and the pending request
+/// when the approval hook deferred it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutcome {
+    /// The call.
+    pub call: ToolCall,
+    /// What goes back to the model (for a deferred call: that the result
+    /// will follow).
+    pub response: ToolResponse,
+    /// Set when the call was deferred and has not run.
+    pub pending: Option<PendingCall>,
+}
+
+/// Runs the tool calls of one model turn against a box.
+///
+/// Read-only and unannotated calls run concurrently (at most `limit` at a
+/// time); a destructive call waits for every call before it and blocks every
+/// call after it. Results come back in the order of the calls, one per call,
+/// whatever happened to it.
+pub struct TurnRunner<'a, B: ?Sized> {
+    toolbox: &'a B,
+    handler: ToolHandler,
+    limit: usize,
+    approval: Option<Arc<dyn Approval>>,
+}
+
+impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
+    /// A runner for `toolbox`, 16 calls at a time, no approval hook.
+    pub fn new(toolbox: &'a B) -> Self {
+        TurnRunner {
+            toolbox,
+            handler: ToolHandler::empty(),
+            limit: 16,
+            approval: None,
+        }
+    }
+
+    /// Observes every call with `handler`.
+    pub fn handler(mut self, handler: ToolHandler) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// Runs at most `limit` calls at once (at least 1).
+    pub fn concurrency(mut self, limit: usize) -> Self {
+        self.limit = limit.max(1);
+        self
+    }
+
+    /// Asks `approval` before each call whose arguments are valid.
+    pub fn approval(mut self, approval: impl Approval + 'static) -> Self {
+        self.approval = Some(Arc::new(approval));
+        self
+    }
+
+    /// Runs `calls` and returns one outcome per call, in order.
+    pub async fn run(&self, calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
+        let semaphore = Semaphore::new(self.limit);
+        let specs: Vec<Option<ToolSpecification>> = calls
+            .iter()
+            .map(|c| self.toolbox.specification(&c.name, ctx))
+            .collect();
+        let mut outcomes: Vec<Option<CallOutcome>> = calls.iter().map(|_| None).collect();
+        let mut batch: Vec<usize> = Vec::new();
+        for index in 0..calls.len() {
+            if specs[index]
+                .as_ref()
+                .is_some_and(ToolSpecification::is_destructive)
+            {
+                self.run_batch(&batch, &calls, &specs, ctx, &semaphore, &mut outcomes)
+                    .await;
+                batch.clear();
+                self.run_batch(&[index], &calls, &specs, ctx, &semaphore, &mut outcomes)
+                    .await;
+            } else {
+                batch.push(index);
+            }
+        }
+        self.run_batch(&batch, &calls, &specs, ctx, &semaphore, &mut outcomes)
+            .await;
+        outcomes
+            .into_iter()
+            .zip(calls)
+            .map(|(outcome, call)| {
+                outcome.unwrap_or_else(|| CallOutcome {
+                    response: ToolResponse::error("the call was not run"),
+                    call,
+                    pending: None,
+                })
+            })
+            .collect()
+    }
+
+    async fn run_batch(
+        &self,
+        batch: &[usize],
+        calls: &[ToolCall],
+        specs: &[Option<ToolSpecification>],
+        ctx: &Context,
+        semaphore: &Semaphore,
+        outcomes: &mut [Option<CallOutcome>],
+    ) {
+        let futures: Vec<BoxFuture<'_, (usize, CallOutcome)>> = batch
+            .iter()
+            .map(|&i| -> BoxFuture<'_, (usize, CallOutcome)> {
+                Box::pin(async move {
+                    (
+                        i,
+                        self.one(&calls[i], specs[i].as_ref(), ctx, semaphore).await,
+                    )
+                })
+            })
+            .collect();
+        for (index, outcome) in JoinAll::new(futures).await {
+            outcomes[index] = Some(outcome);
+        }
+    }
+
+    async fn one(
+        &self,
+        call: &ToolCall,
+        spec: Option<&ToolSpecification>,
+        ctx: &Context,
+        semaphore: &Semaphore,
+    ) -> CallOutcome {
+        let ctx = match &call.id {
+            Some(id) => ctx.clone().with_call_id(id.as_str()),
+            None => ctx.clone(),
+        };
+        if let (Some(approval), Some(spec)) = (&self.approval, spec) {
+            if arguments_fit(&call.arguments, &spec.parameters) {
+                let request = ApprovalRequest {
+                    call: call.clone(),
+                    specification: spec.clone(),
+                };
+                match approval.review(request).await {
+                    Decision::Approve => {}
+                    Decision::Reject { reason } => {
+                        let response = Refused(reason)
+                            .call(&call.name, &call.arguments, &ctx, &self.handler)
+                            .await;
+                        return CallOutcome {
+                            call: call.clone(),
+                            response,
+                            pending: None,
+                        };
+                    }
+                    Decision::Defer => {
+                        return CallOutcome {
+                            call: call.clone(),
+                            response: ToolResponse::text(
+                                "this call is waiting for approval; its result will follow in a later message",
+                            ),
+                            pending: Some(PendingCall {
+                                call: call.clone(),
+                                specification: spec.clone(),
+                            }),
+                        };
+                    }
+                }
+            }
+        }
+        let _permit = semaphore.acquire().await;
+        let response = self
+            .toolbox
+            .call(&call.name, &call.arguments, &ctx, &self.handler)
+            .await;
+        CallOutcome {
+            call: call.clone(),
+            response,
+            pending: None,
+        }
+    }
+}
+
+impl CallOutcome {
+    /// The `(call, response)` pair that result messages are built from.
+    pub fn pair(&self) -> (ToolCall, ToolResponse) {
+        (self.call.clone(), self.response.clone())
+    }
+}
+
+/// Whether arguments plausibly fit a schema: an object with every required
+/// key and, for a closed object, no unknown key. Calls that do not fit skip
+/// the approval hook: the dispatch refuses them with the exact reason and the
+/// tool never runs.
+fn arguments_fit(arguments: &Value, schema: &Value) -> bool {
+    let Ok(arguments) = normalize_arguments(arguments) else {
+        return false;
+    };
+    let Some(object) = arguments.as_object() else {
+        return false;
+    };
+    let required_present = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_none_or(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .all(|k| object.contains_key(k))
+        });
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let known = schema.get("properties").and_then(Value::as_object);
+    let no_unknown = !closed
+        || object
+            .keys()
+            .all(|k| known.is_some_and(|p| p.contains_key(k)));
+    required_present && no_unknown
+}
+
+/// The box a rejected call runs against, so that it passes the lifecycle
+/// (start, then one error) like every other call.
+struct Refused(String);
+
+impl ToolBox for Refused {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        Vec::new()
+    }
+
+    fn dispatch<'a>(&'a self, _: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+        DispatchFuture::ready(Err(ToolError::failed(format!(
+            "the call was not approved: {}",
+            self.0
+        ))))
+    }
+}
+
+/// Polls every future until all are done; outputs in completion order.
+struct JoinAll<'a, T> {
+    pending: Vec<Option<BoxFuture<'a, T>>>,
+    done: Vec<T>,
+}
+
+impl<'a, T> JoinAll<'a, T> {
+    fn new(futures: Vec<BoxFuture<'a, T>>) -> Self {
+        let done = Vec::with_capacity(futures.len());
+        JoinAll {
+            pending: futures.into_iter().map(Some).collect(),
+            done,
+        }
+    }
+}
+
+impl<T> Unpin for JoinAll<'_, T> {}
+
+impl<T> Future for JoinAll<'_, T> {
+    type Output = Vec<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Vec<T>> {
+        let this = self.get_mut();
+        for slot in &mut this.pending {
+            if let Some(future) = slot {
+                if let Poll::Ready(output) = future.as_mut().poll(cx) {
+                    this.done.push(output);
+                    *slot = None;
+                }
+            }
+        }
+        if this.pending.iter().all(Option::is_none) {
+            Poll::Ready(std::mem::take(&mut this.done))
+        } else {
+            Poll::Pending
+        }
+    }
+}
