@@ -53,6 +53,7 @@ mod private;
 mod response;
 pub mod schema;
 mod spec;
+pub mod testing;
 mod toolbox;
 mod tracked;
 

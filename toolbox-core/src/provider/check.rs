@@ -15,7 +15,8 @@ use super::Dialect;
 /// One rule a schema breaks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// JSON path inside the schema (`properties.filters.additionalProperties`), empty for the root.
+    /// Where: the argument path (`filters.tags[]`), a keyword under it
+    /// (`filters.additionalProperties`), or `$defs.Name…`; empty for the root.
     pub path: String,
     /// The rule, in the provider's terms.
     pub rule: String,
@@ -116,7 +117,6 @@ impl Checker {
             self.enum_values += values.len();
         }
         for (key, child) in object {
-            let child_path = join(path, key);
             match key.as_str() {
                 "properties" | "$defs" | "definitions" | "patternProperties" => {
                     if let Some(map) = child.as_object() {
@@ -124,29 +124,25 @@ impl Checker {
                             self.properties += map.len();
                         }
                         for (name, schema) in map {
-                            let next = if key == "properties" {
-                                depth + 1
-                            } else {
-                                depth
+                            let (next_path, next_depth) = match key.as_str() {
+                                "properties" => (join(path, name), depth + 1),
+                                other => (join(&join(path, other), name), depth),
                             };
-                            self.node(schema, &join(&child_path, name), next, refs);
+                            self.node(schema, &next_path, next_depth, refs);
                         }
                     }
                 }
-                "items"
-                | "additionalProperties"
-                | "not"
-                | "if"
-                | "then"
-                | "else"
-                | "propertyNames"
+                "items" if child.is_object() => {
+                    self.node(child, &format!("{path}[]"), depth + 1, refs);
+                }
+                "additionalProperties" | "not" | "if" | "then" | "else" | "propertyNames"
                     if child.is_object() =>
                 {
-                    self.node(child, &child_path, depth + 1, refs);
+                    self.node(child, &join(path, key), depth + 1, refs);
                 }
                 "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                     for (i, branch) in child.as_array().into_iter().flatten().enumerate() {
-                        self.node(branch, &format!("{child_path}[{i}]"), depth, refs);
+                        self.node(branch, &format!("{}[{i}]", join(path, key)), depth, refs);
                     }
                 }
                 _ => {}

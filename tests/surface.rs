@@ -1,0 +1,376 @@
+//! The dialect validators: every schema this suite's kinds of tools emit is
+//! inside every provider's rules once lowered, and each rule is caught when
+//! broken. Plus the `toolbox::testing` helpers.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use toolbox::prelude::*;
+use toolbox::provider::{lower, validate, Dialect, Provider};
+use toolbox::testing::{assert_schema_snapshot, check_surface, ToolHarness};
+
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+enum Units {
+    Celsius,
+    Fahrenheit,
+}
+
+/// A place on the map.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Place {
+    /// Latitude in degrees.
+    lat: f64,
+    lon: f64,
+    label: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Shape {
+    Circle { radius: f64 },
+    Square { side: f64 },
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Action {
+    Stop,
+    Say(String),
+    Move { x: i32, y: i32 },
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Forecast {
+    city: String,
+    temp: f64,
+}
+
+/// Search parameters.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct SearchParams {
+    /// What to look for.
+    query: String,
+    limit: Option<u32>,
+    filters: Option<Filters>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Filters {
+    tags: Vec<String>,
+    since: Option<String>,
+}
+
+struct Zoo;
+
+/// Every kind of parameter the suite's tools use.
+#[tool_box]
+impl Zoo {
+    /// Gets the weather.
+    #[tool(read_only)]
+    async fn get_weather(
+        &self,
+        ctx: &Context,
+        /// The city.
+        city: String,
+        /// Units; Celsius when absent.
+        units: Option<Units>,
+    ) -> Result<Forecast, String> {
+        let _ = (ctx, units);
+        Ok(Forecast { city, temp: 20.0 })
+    }
+
+    /// Every parameter kind.
+    #[tool]
+    fn kinds(
+        &self,
+        text: String,
+        count: i32,
+        big: u64,
+        small: u8,
+        ratio: f32,
+        flag: bool,
+        maybe: Option<String>,
+        tags: Vec<String>,
+        nested: Vec<Vec<i64>>,
+        place: Place,
+        maybe_place: Option<Place>,
+        units: Units,
+        shape: Shape,
+        action: Action,
+        letter: char,
+        #[arg(rename = "type")] kind: String,
+        #[arg(default)] page: u32,
+        #[arg(default = 25, description = "Page size")] size: u32,
+    ) -> String {
+        let _ = (
+            text,
+            count,
+            big,
+            small,
+            ratio,
+            flag,
+            maybe,
+            tags,
+            nested,
+            place,
+            maybe_place,
+        );
+        let _ = (units, shape, action, letter, kind, page, size);
+        String::new()
+    }
+
+    /// Searches with one argument object.
+    #[tool]
+    fn search(&self, #[args] params: SearchParams) -> Vec<String> {
+        vec![params.query]
+    }
+
+    /// Takes nothing.
+    #[tool(destructive)]
+    fn wipe(&self) {}
+}
+
+fn zoo_surface() -> MultiToolBox {
+    #[derive(Deserialize, JsonSchema)]
+    struct Pair {
+        a: i64,
+        b: i64,
+    }
+    let closures = ToolSet::new([
+        tool_fn("add", "Adds", |p: Pair| async move { p.a + p.b }),
+        tool_fn("noop", "Nothing", |_: ()| async {}),
+    ])
+    .unwrap();
+    let registry = Registry::new();
+    registry.enable_http_get(Default::default()).unwrap();
+    let core = registry.resolve(["now", "http_get"]).unwrap();
+    MultiToolBox::builder()
+        .add("zoo", Zoo)
+        .add("fn", closures)
+        .add("core", core)
+        .build()
+        .unwrap()
+}
+
+const PROVIDERS: [Provider; 9] = [
+    Provider::OpenAiChat { strict: true },
+    Provider::OpenAiChat { strict: false },
+    Provider::OpenAiResponses { strict: true },
+    Provider::OpenAiResponses { strict: false },
+    Provider::Anthropic { strict: true },
+    Provider::Anthropic { strict: false },
+    Provider::Gemini,
+    Provider::GeminiLegacy,
+    Provider::Mcp,
+];
+
+#[test]
+fn every_schema_of_the_suite_is_inside_every_dialect() {
+    let surface = zoo_surface();
+    assert!(surface.specifications(&Context::new()).len() >= 8);
+    for provider in PROVIDERS {
+        let report = check_surface(&surface, provider);
+        assert!(report.is_clean(), "{report}");
+        // And each definition builds.
+        provider
+            .definitions(&surface.specifications(&Context::new()))
+            .unwrap();
+    }
+}
+
+fn violations(schema: Value, dialect: Dialect) -> Vec<String> {
+    validate(&schema, dialect)
+        .into_iter()
+        .map(|v| format!("{}: {}", v.path, v.rule))
+        .collect()
+}
+
+#[test]
+fn the_openai_strict_validator_catches_each_rule() {
+    let d = Dialect::OpenAiStrict;
+    let open =
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+    assert_eq!(
+        violations(open, d),
+        [": OpenAI strict: every object must set `additionalProperties: false`"]
+    );
+    let optional = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": [], "additionalProperties": false});
+    assert_eq!(violations(optional, d), ["a: OpenAI strict: every property must be listed in `required` (make optional ones nullable)"]);
+    let no_properties = json!({"type": "object", "additionalProperties": false});
+    assert_eq!(
+        violations(no_properties, d),
+        [": OpenAI strict: an object schema must have `properties` (use `{}`)"]
+    );
+    let keywords = json!({"type": "object", "additionalProperties": false, "required": ["a"], "properties": {
+        "a": {"oneOf": [{"type": "string"}], "default": "x", "format": "uint32"}
+    }});
+    assert_eq!(
+        violations(keywords, d),
+        [
+            "a.oneOf: OpenAI strict: `oneOf` is not permitted",
+            "a.default: OpenAI strict: `default` is not permitted",
+            "a.format: OpenAI strict: `uint32` is not a supported format"
+        ]
+    );
+    let ref_sibling = json!({"type": "object", "additionalProperties": false, "required": ["a"], "properties": {
+        "a": {"$ref": "#/$defs/A", "description": "x"}}, "$defs": {"A": {"type": "string"}}});
+    assert_eq!(
+        violations(ref_sibling, d),
+        ["a: OpenAI strict: `$ref` cannot have sibling keywords"]
+    );
+    let map = json!({"type": "object", "additionalProperties": false, "required": ["m"], "properties": {
+        "m": {"type": "object", "properties": {}, "required": [], "additionalProperties": {"type": "integer"}}}});
+    assert_eq!(
+        violations(map, d),
+        [
+            "m: OpenAI strict: every object must set `additionalProperties: false`",
+            "m.additionalProperties: OpenAI strict: maps cannot be expressed"
+        ]
+    );
+    assert_eq!(
+        violations(json!({"type": "string"}), d),
+        [": the root must be `\"type\": \"object\"`"]
+    );
+    let with_schema = json!({"$schema": "x", "type": "object", "properties": {}, "required": [], "additionalProperties": false});
+    assert_eq!(
+        violations(with_schema, d),
+        ["$schema: `$schema` must be stripped"]
+    );
+}
+
+#[test]
+fn the_anthropic_strict_validator_catches_each_rule() {
+    let d = Dialect::AnthropicStrict;
+    let numeric = json!({"type": "object", "additionalProperties": false, "properties": {
+        "n": {"type": "integer", "minimum": 1, "maximum": 9}, "s": {"type": "string", "maxLength": 3, "format": "ip"},
+        "l": {"type": "array", "items": {"type": "string"}, "minItems": 2}
+    }});
+    assert_eq!(
+        violations(numeric, d),
+        [
+            "n.minimum: Anthropic strict: `minimum` is not supported",
+            "n.maximum: Anthropic strict: `maximum` is not supported",
+            "s.maxLength: Anthropic strict: `maxLength` is not supported",
+            "s.format: Anthropic strict: `ip` is not a supported format",
+            "l.minItems: Anthropic strict: `minItems` may only be 0 or 1"
+        ]
+    );
+    let recursive = json!({"type": "object", "additionalProperties": false, "properties": {"tree": {"$ref": "#/$defs/Tree"}},
+        "$defs": {"Tree": {"type": "object", "additionalProperties": false, "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}});
+    assert!(violations(recursive, d)
+        .iter()
+        .any(|v| v.contains("recursive schemas are not supported")));
+}
+
+#[test]
+fn the_gemini_validators_catch_each_rule() {
+    let d = Dialect::GeminiParameters;
+    let schema = json!({"type": "object", "properties": {
+        "a": {"type": ["string", "null"]},
+        "b": {"type": "integer", "enum": [1, 2]},
+        "c": {"type": "array"},
+        "d": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "x"},
+        "e": {"type": "string", "const": "x"},
+        "f": {"type": "integer", "format": "uint32"},
+        "1bad": {"type": "string"}
+    }, "additionalProperties": false});
+    assert_eq!(
+        violations(schema, d),
+        [
+            "additionalProperties: Gemini `parameters`: unknown key `additionalProperties`",
+            "1bad: Gemini `parameters`: `1bad` is not a legal parameter name",
+            "a.type: Gemini `parameters`: `type` must be a single value (use `nullable`)",
+            "b.enum: Gemini `parameters`: `enum` is only allowed for strings",
+            "c: Gemini `parameters`: an array needs `items`",
+            "d: Gemini `parameters`: `anyOf` must be the only field set",
+            "e.const: Gemini `parameters`: unknown key `const`",
+            "f.format: Gemini `parameters`: format `uint32` is not supported for `integer`"
+        ]
+    );
+    let json_schema = json!({"type": "object", "properties": {"t": {"prefixItems": [], "const": 1, "format": "uint8"}}});
+    assert_eq!(
+        violations(json_schema, Dialect::GeminiJsonSchema),
+        [
+            "t.prefixItems: Gemini `parametersJsonSchema`: `prefixItems` is outside the supported subset",
+            "t.const: Gemini `parametersJsonSchema`: `const` is outside the supported subset",
+            "t.format: Gemini `parametersJsonSchema`: format `uint8` is undocumented"
+        ]
+    );
+}
+
+#[test]
+fn lowering_moves_what_anthropic_cannot_check_into_the_description() {
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "description": "How many", "minimum": 1, "maximum": 9}}});
+    let lowered = lower(&schema, Dialect::AnthropicStrict).unwrap();
+    assert_eq!(
+        lowered["properties"]["n"],
+        json!({"type": "integer", "description": "How many {minimum: 1, maximum: 9}"})
+    );
+    assert_eq!(lowered["additionalProperties"], false);
+    assert!(violations(lowered, Dialect::AnthropicStrict).is_empty());
+}
+
+#[test]
+fn the_surface_report_names_the_tool_and_the_path() {
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Counts {
+        by_tag: std::collections::HashMap<String, u32>,
+    }
+    let tools = ToolSet::new([
+        tool_fn("tally", "Tallies", |_: Counts| async {}),
+        tool_fn("9lives", "Starts with a digit", |_: ()| async {}),
+    ])
+    .unwrap();
+    let report = check_surface(&tools, Provider::OpenAiChat { strict: true });
+    assert_eq!(
+        report.to_string(),
+        "1 problem(s) in 2 tools for OpenAI strict mode:\n  - tool `tally`, at `by_tag`: a map (an object with arbitrary keys) cannot be expressed in OpenAI strict mode; use a list of key/value structs\n"
+    );
+    let gemini = check_surface(&tools, Provider::Gemini);
+    assert_eq!(
+        gemini.violations()[0].rule,
+        "`9lives` is not a legal tool name (Gemini: start with a letter or `_`, then letters, digits, `_`, `.`, `:` or `-`, at most 128)"
+    );
+    let result = std::panic::catch_unwind(|| report.assert_clean());
+    assert!(result.is_err());
+}
+
+#[test]
+fn schema_snapshots_catch_changes() {
+    let dir = std::env::temp_dir().join(format!("toolbox-snapshot-{}", std::process::id()));
+    let path = dir.join("zoo.json");
+    let _ = std::fs::remove_file(&path);
+    assert_schema_snapshot(&Zoo, &path); // written
+    assert_schema_snapshot(&Zoo, &path); // equal
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("Gets the weather.", "Gets the climate.");
+    std::fs::write(&path, edited).unwrap();
+    let failure = std::panic::catch_unwind(|| assert_schema_snapshot(&Zoo, &path)).unwrap_err();
+    let message = failure.downcast_ref::<String>().unwrap();
+    assert!(message.contains("differ from the snapshot"), "{message}");
+    assert!(message.contains("Gets the climate."), "{message}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_harness_calls_with_json_and_records_events() {
+    let harness = ToolHarness::new(Zoo);
+    let outcome = harness.call("get_weather", json!({"city": "Oslo"})).await;
+    assert_eq!(outcome.response.content, r#"{"city":"Oslo","temp":20.0}"#);
+    assert_eq!(outcome.events, ["start get_weather", "success get_weather"]);
+    let outcome = harness.call("get_weather", json!({})).await;
+    assert_eq!(
+        outcome.events,
+        [
+            "start get_weather",
+            "error get_weather: invalid arguments: missing field `city`"
+        ]
+    );
+}
