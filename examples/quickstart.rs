@@ -3,7 +3,10 @@
 //! 1. closure tools in a `MultiToolBox`, called with a handler that prints
 //!    every event and its timing;
 //! 2. two `#[tool_box]` boxes (an impl block and a module) scanned into a
-//!    `Registry`, and an agent's tool list resolved by name.
+//!    `Registry`, and an agent's tool list resolved by name;
+//! 3. the agent's tools as OpenAI, Anthropic and Gemini definitions, and a
+//!    recorded OpenAI response with parallel tool calls run through the turn
+//!    runner, with the result messages to send back.
 //!
 //! Run it with `cargo run --example quickstart`.
 
@@ -11,6 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolbox::prelude::*;
+use toolbox::provider::{Provider, TurnRunner};
 
 // ---- 1. closure tools ----
 
@@ -149,5 +153,58 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let marker = if response.is_error { "error" } else { "ok" };
         println!("{name} -> [{marker}] {}", response.content);
     }
+
+    println!("\n== 3. providers: definitions, a recorded turn, result messages");
+    let specs = agent.specifications(&Context::new());
+    for (label, provider) in [
+        (
+            "OpenAI Chat Completions (strict)",
+            Provider::OpenAiChat { strict: true },
+        ),
+        (
+            "Anthropic Messages (strict)",
+            Provider::Anthropic { strict: true },
+        ),
+        ("Gemini (parametersJsonSchema)", Provider::Gemini),
+    ] {
+        println!("-- {label}");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&provider.definitions(&specs)?)?
+        );
+    }
+    // A recorded Chat Completions response: the model asks for two tools at once.
+    let recorded = json!({
+        "id": "chatcmpl-demo",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_cust", "type": "function",
+                 "function": {"name": "get_customer", "arguments": "{\"id\":42}"}},
+                {"id": "call_order", "type": "function",
+                 "function": {"name": "get_order", "arguments": "{\"number\":\"A-1001\"}"}},
+                {"id": "call_now", "type": "function",
+                 "function": {"name": "now", "arguments": "{}"}}
+            ]
+        }}]
+    });
+    let openai = Provider::OpenAiChat { strict: true };
+    let calls = openai.parse_calls(&recorded)?;
+    println!(
+        "-- the turn: {} calls, run concurrently (all read-only)",
+        calls.len()
+    );
+    let outcomes = TurnRunner::new(&agent)
+        .handler(handler.clone())
+        .run(calls, &Context::new())
+        .await;
+    let results: Vec<_> = outcomes.iter().map(|o| o.pair()).collect();
+    println!("-- result messages to send back");
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&openai.result_messages(&results))?
+    );
     Ok(())
 }
