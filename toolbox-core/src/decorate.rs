@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
+use crate::handler::ToolStart;
 use crate::toolbox::{BoxFuture, DispatchResult};
 use crate::DispatchFuture;
-use crate::{Context, ToolBox, ToolError, ToolHandler, ToolSpecification};
+use crate::{Context, ToolBox, ToolError, ToolHandler};
 
 /// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
 /// default and per-tool limits (a per-tool limit wins). Needs a Tokio runtime
@@ -60,17 +60,7 @@ impl<B: ToolBox> TimeoutToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
-    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        self.inner.specifications(ctx)
-    }
-
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
-        self.inner.specification(name, ctx)
-    }
-
-    fn contains(&self, name: &str, ctx: &Context) -> bool {
-        self.inner.contains(name, ctx)
-    }
+    crate::toolbox::delegate_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,
@@ -129,17 +119,7 @@ impl<B: ToolBox> ObservedToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
-    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        self.inner.specifications(ctx)
-    }
-
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
-        self.inner.specification(name, ctx)
-    }
-
-    fn contains(&self, name: &str, ctx: &Context) -> bool {
-        self.inner.contains(name, ctx)
-    }
+    crate::toolbox::delegate_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,
@@ -160,27 +140,7 @@ impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
             });
             let started = std::time::Instant::now();
             let result = crate::lifecycle::guarded(&self.inner, name, arguments, ctx).await;
-            let elapsed = started.elapsed();
-            match &result {
-                Ok(response) if !response.is_error => handler.succeeded(&ToolSuccess {
-                    name,
-                    call_id,
-                    response,
-                    elapsed,
-                }),
-                Ok(response) => handler.failed(&ToolFailure {
-                    name,
-                    call_id,
-                    error: &ToolError::failed(&response.content),
-                    elapsed,
-                }),
-                Err(error) => handler.failed(&ToolFailure {
-                    name,
-                    call_id,
-                    error,
-                    elapsed,
-                }),
-            }
+            handler.report(name, call_id, &result, started.elapsed());
             result
         })
     }

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::{ToolError, ToolResponse};
+use crate::toolbox::DispatchResult;
+use crate::{ToolError, ToolErrorKind, ToolResponse};
 
 /// A call is about to run.
 #[derive(Debug)]
@@ -144,17 +145,41 @@ impl ToolHandler {
         }
     }
 
+    /// Fires `on_success` or `on_error` for a finished dispatch (a response
+    /// flagged `is_error` counts as a failure); returns the failure's kind.
     #[inline]
-    pub(crate) fn succeeded(&self, event: &ToolSuccess<'_>) {
-        if let Some(f) = &self.success {
-            f(event)
-        }
-    }
-
-    #[inline]
-    pub(crate) fn failed(&self, event: &ToolFailure<'_>) {
-        if let Some(f) = &self.failure {
-            f(event)
+    pub(crate) fn report(
+        &self,
+        name: &str,
+        call_id: Option<&str>,
+        result: &DispatchResult,
+        elapsed: Duration,
+    ) -> Option<ToolErrorKind> {
+        let failure = |error: &ToolError| {
+            if let Some(f) = &self.failure {
+                f(&ToolFailure {
+                    name,
+                    call_id,
+                    error,
+                    elapsed,
+                })
+            }
+            Some(error.kind())
+        };
+        match result {
+            Ok(response) if !response.is_error => {
+                if let Some(f) = &self.success {
+                    f(&ToolSuccess {
+                        name,
+                        call_id,
+                        response,
+                        elapsed,
+                    })
+                }
+                None
+            }
+            Ok(response) => failure(&ToolError::failed(&response.content)),
+            Err(error) => failure(error),
         }
     }
 }

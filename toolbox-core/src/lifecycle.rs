@@ -10,7 +10,7 @@ use std::task::{Context as TaskContext, Poll};
 use serde_json::Value;
 use tracing::Span;
 
-use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
+use crate::handler::ToolStart;
 use crate::toolbox::DispatchResult;
 use crate::DispatchFuture;
 use crate::{normalize_arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
@@ -73,37 +73,12 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
         }
     };
     let elapsed = clock.delta(started, clock.raw());
+    if let Some(kind) = handler.report(name, call_id, &result, elapsed) {
+        span.record("error.type", kind.as_str());
+    }
     match result {
-        Ok(response) if !response.is_error => {
-            handler.succeeded(&ToolSuccess {
-                name,
-                call_id,
-                response: &response,
-                elapsed,
-            });
-            response
-        }
-        Ok(response) => {
-            let error = ToolError::failed(&response.content);
-            span.record("error.type", error.kind().as_str());
-            handler.failed(&ToolFailure {
-                name,
-                call_id,
-                error: &error,
-                elapsed,
-            });
-            response
-        }
-        Err(error) => {
-            span.record("error.type", error.kind().as_str());
-            handler.failed(&ToolFailure {
-                name,
-                call_id,
-                error: &error,
-                elapsed,
-            });
-            ToolResponse::error(error.model_message())
-        }
+        Ok(response) => response,
+        Err(error) => ToolResponse::error(error.model_message()),
     }
 }
 

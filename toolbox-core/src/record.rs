@@ -10,9 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{
-    Context, DispatchFuture, ToolBox, ToolError, ToolErrorKind, ToolResponse, ToolSpecification,
-};
+use crate::{Context, DispatchFuture, ToolBox, ToolError, ToolErrorKind, ToolResponse};
 
 /// One recorded call: a line of the tape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,17 +115,7 @@ impl<B: ToolBox> RecordingToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for RecordingToolBox<B> {
-    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        self.inner.specifications(ctx)
-    }
-
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
-        self.inner.specification(name, ctx)
-    }
-
-    fn contains(&self, name: &str, ctx: &Context) -> bool {
-        self.inner.contains(name, ctx)
-    }
+    crate::toolbox::delegate_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,
@@ -276,17 +264,7 @@ fn first_difference(
 }
 
 impl<B: ToolBox> ToolBox for ReplayToolBox<B> {
-    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        self.live.specifications(ctx)
-    }
-
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
-        self.live.specification(name, ctx)
-    }
-
-    fn contains(&self, name: &str, ctx: &Context) -> bool {
-        self.live.contains(name, ctx)
-    }
+    crate::toolbox::delegate_listing!(live);
 
     fn dispatch<'a>(
         &'a self,

@@ -99,6 +99,29 @@ pub trait ToolBox: Send + Sync {
     }
 }
 
+/// The listing half of a decorator's `ToolBox` impl: what the wrapped box
+/// (the field named) offers, unchanged.
+macro_rules! delegate_listing {
+    ($field:ident) => {
+        fn specifications(&self, ctx: &$crate::Context) -> Vec<$crate::ToolSpecification> {
+            self.$field.specifications(ctx)
+        }
+
+        fn specification(
+            &self,
+            name: &str,
+            ctx: &$crate::Context,
+        ) -> Option<$crate::ToolSpecification> {
+            self.$field.specification(name, ctx)
+        }
+
+        fn contains(&self, name: &str, ctx: &$crate::Context) -> bool {
+            self.$field.contains(name, ctx)
+        }
+    };
+}
+pub(crate) use delegate_listing;
+
 macro_rules! forward_toolbox {
     ($($ptr:ty),*) => {$(
         impl<T: ToolBox + ?Sized> ToolBox for $ptr {

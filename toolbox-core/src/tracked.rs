@@ -273,6 +273,15 @@ impl<'de> MapAccess<'de> for Object<'de> {
     }
 }
 
+/// Integer-typed object keys (`BTreeMap<u32, _>`) parse the key text.
+macro_rules! integer_keys {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+            self.integer(visitor)
+        }
+    )*};
+}
+
 /// An object key: a borrowed string, also readable as a number (maps with
 /// integer keys).
 struct BorrowedKey<'de>(&'de str);
@@ -310,36 +319,18 @@ impl<'de> de::Deserializer<'de> for BorrowedKey<'de> {
         tuple_struct map struct identifier ignored_any f32 f64
     }
 
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
-    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
-        self.integer(visitor)
-    }
+    integer_keys!(
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128
+    );
 }
 
 impl<'de> BorrowedKey<'de> {
