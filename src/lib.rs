@@ -33,6 +33,45 @@
 //! # }).unwrap();
 //! ```
 
+//!
+//! With the macros (feature `macros`, on by default), a registry (feature
+//! `registry`, on by default) and a provider:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolbox::prelude::*;
+//! use toolbox::provider::Provider;
+//!
+//! struct Crm;
+//!
+//! /// Customer records.
+//! #[tool_box]
+//! impl Crm {
+//!     /// Gets a customer by id.
+//!     #[tool(read_only)]
+//!     fn get_customer(
+//!         &self,
+//!         /// The customer's id.
+//!         id: u32,
+//!     ) -> Result<String, String> {
+//!         if id == 42 { Ok("Ada Lovelace".into()) } else { Err(format!("no customer {id}")) }
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let registry = Registry::new();
+//! registry.scan(Crm)?;
+//! let agent = registry.resolve(["get_customer@crm", "now"])?;
+//!
+//! let definitions = Provider::Anthropic { strict: true }.definitions(&agent.specifications(&Context::new()))?;
+//! assert_eq!(definitions[0]["input_schema"]["properties"]["id"]["description"], "The customer's id. {minimum: 0}");
+//!
+//! let response = agent.call("get_customer", &json!({"id": 42}), &Context::new(), &ToolHandler::empty()).await;
+//! assert_eq!(response.content, "Ada Lovelace");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
 pub use toolbox_core::*;
 
 #[cfg(feature = "macros")]
