@@ -115,8 +115,11 @@ fn describe(value: &Value) -> &'static str {
 /// JSON path of the offending value and what was expected; a successful call
 /// pays nothing for that.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &Value) -> Result<T, ToolError> {
-    T::deserialize(Tracked(arguments))
-        .map_err(|error| ToolError::invalid_arguments(error.path(), error.message()))
+    T::deserialize(Tracked(arguments)).map_err(invalid)
+}
+
+fn invalid(error: crate::tracked::PathError) -> ToolError {
+    ToolError::invalid_arguments(error.path(), error.message())
 }
 
 #[cfg(test)]

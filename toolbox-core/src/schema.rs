@@ -8,11 +8,14 @@ use serde_json::{Map, Value};
 /// draft 2020-12, without `$schema` and `title` (noise to a model). `()`
 /// gives an empty object. Fails when `T` is not an object.
 pub fn arguments_schema<T: JsonSchema + ?Sized>() -> Result<Value, String> {
-    let mut schema = root_schema::<T>();
+    // Only the schema generation is generic; the checks are compiled once.
+    object_schema(root_schema::<T>(), &T::schema_name())
+}
+
+fn object_schema(mut schema: Value, type_name: &str) -> Result<Value, String> {
     let Some(object) = schema.as_object_mut() else {
         return Err(format!(
-            "the arguments of a tool must be a struct (a JSON object); `{}` is not",
-            T::schema_name()
+            "the arguments of a tool must be a struct (a JSON object); `{type_name}` is not"
         ));
     };
     match object.get("type").and_then(Value::as_str) {
@@ -24,8 +27,7 @@ pub fn arguments_schema<T: JsonSchema + ?Sized>() -> Result<Value, String> {
         }
         Some("null") => Ok(empty_object_schema()),
         other => Err(format!(
-            "the arguments of a tool must be a struct (a JSON object); `{}` is {}",
-            T::schema_name(),
+            "the arguments of a tool must be a struct (a JSON object); `{type_name}` is {}",
             other.map_or_else(|| "not an object".to_owned(), |t| format!("a JSON {t}"))
         )),
     }
@@ -48,7 +50,10 @@ pub fn empty_object_schema() -> Value {
 
 fn root_schema<T: JsonSchema + ?Sized>() -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    strip_root(generator.into_root_schema_for::<T>().to_value())
+}
+
+fn strip_root(mut schema: Value) -> Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");

@@ -101,6 +101,26 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
+/// Numbers visit only the number methods.
+macro_rules! numbers {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+            match self.0 {
+                Value::Number(n) => {
+                    if let Some(u) = n.as_u64() {
+                        visitor.visit_u64(u)
+                    } else if let Some(i) = n.as_i64() {
+                        visitor.visit_i64(i)
+                    } else {
+                        visitor.visit_f64(n.as_f64().unwrap_or(f64::NAN))
+                    }
+                }
+                other => Err(invalid_type(other, &visitor)),
+            }
+        }
+    )*};
+}
+
 impl<'de> de::Deserializer<'de> for Tracked<'de> {
     type Error = PathError;
 
@@ -169,10 +189,103 @@ impl<'de> de::Deserializer<'de> for Tracked<'de> {
         visitor.visit_unit()
     }
 
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+    // The typed entry points call only the visitor method their JSON type
+    // needs, so a `Deserialize` impl instantiates little besides what it uses.
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Object(map) => visit_object(map, visitor),
+            Value::Array(items) => visit_array(items, visitor),
+            other => Err(invalid_type(other, &visitor)),
+        }
     }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Object(map) => visit_object(map, visitor),
+            other => Err(invalid_type(other, &visitor)),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Array(items) => visit_array(items, visitor),
+            other => Err(invalid_type(other, &visitor)),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            other => Err(invalid_type(other, &visitor)),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Bool(b) => visitor.visit_bool(*b),
+            other => Err(invalid_type(other, &visitor)),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            other => Err(invalid_type(other, &visitor)),
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        self.deserialize_unit(visitor)
+    }
+
+    numbers! {
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_f32 deserialize_f64
+    }
+
+    serde::forward_to_deserialize_any! {
+        char bytes byte_buf
+    }
+}
+
+fn invalid_type<'de, V: Visitor<'de>>(value: &Value, visitor: &V) -> PathError {
+    de::Error::invalid_type(unexpected(value), visitor)
 }
 
 fn visit_array<'de, V: Visitor<'de>>(
@@ -222,9 +335,10 @@ impl<'de> SeqAccess<'de> for Seq<'de> {
             Some(item) => {
                 let index = self.index;
                 self.index += 1;
-                seed.deserialize(Tracked(item))
-                    .map(Some)
-                    .map_err(|e| e.within(Segment::Index(index)))
+                match seed.deserialize(Tracked(item)) {
+                    Ok(value) => Ok(Some(value)),
+                    Err(error) => Err(error.within(Segment::Index(index))),
+                }
             }
         }
     }
@@ -250,18 +364,20 @@ impl<'de> MapAccess<'de> for Object<'de> {
             None => Ok(None),
             Some((key, value)) => {
                 self.current = Some((key, value));
-                seed.deserialize(BorrowedKey(key))
-                    .map(Some)
-                    .map_err(|e| e.within(Segment::Key(key.clone())))
+                match seed.deserialize(BorrowedKey(key)) {
+                    Ok(value) => Ok(Some(value)),
+                    Err(error) => Err(error.within(Segment::Key(key.clone()))),
+                }
             }
         }
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, PathError> {
         match self.current.take() {
-            Some((key, value)) => seed
-                .deserialize(Tracked(value))
-                .map_err(|e| e.within(Segment::Key(key.clone()))),
+            Some((key, value)) => match seed.deserialize(Tracked(value)) {
+                Ok(value) => Ok(value),
+                Err(error) => Err(error.within(Segment::Key(key.clone()))),
+            },
             None => Err(de::Error::custom(
                 "a map value was asked for before its key",
             )),
