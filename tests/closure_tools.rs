@@ -1,6 +1,8 @@
 //! Closure tools: schemas from `T: JsonSchema`, fluent descriptions,
 //! context access, fallible closures, and the checks `ToolSet` makes.
 
+mod common;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -149,4 +151,15 @@ async fn output_schemas_are_set_for_structured_results_only() {
     );
     let text = tool_fn("text", "Text", |_: ()| async { "x" }).output_schema::<String>();
     assert!(text.specification().output_schema.is_none());
+}
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    let tools = ToolSet::new([
+        tool_fn("search", "Searches", |s: Search| async move { s.query })
+            .describe_arg("limit", "At most"),
+        tool_fn("whoami", "Who", |_: (), _ctx: Context| async {}),
+    ])
+    .unwrap();
+    common::assert_fits_every_provider(&tools);
 }

@@ -200,3 +200,12 @@ async fn calls_to_deferred_tools_are_answered_and_queued_for_a_planner() {
             .is_error
     );
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    let planner_tool = ToolSpecification::new("book_flight", "Books a flight");
+    common::assert_fits_every_provider(&DeferredToolBox::new(
+        orders(Default::default()),
+        vec![planner_tool],
+    ));
+}

@@ -430,3 +430,8 @@ async fn a_call_cancelled_before_it_starts_never_runs_the_tool() {
     assert_eq!(counts.get(), (1, 0, 1));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    common::assert_fits_every_provider(&tools(Default::default()));
+}

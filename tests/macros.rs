@@ -712,3 +712,14 @@ async fn macro_boxes_compose_in_a_multi_tool_box() {
     );
     assert_eq!(counts.get(), (4, 4, 0));
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    common::assert_fits_every_provider(&weather());
+    common::assert_fits_every_provider(&Accounts);
+    common::assert_fits_every_provider(&Catalogue);
+    common::assert_fits_every_provider(&crm::Tools);
+    common::assert_fits_every_provider(&Crm { store: MemoryStore });
+    common::assert_fits_every_provider(&NowTool);
+    common::assert_fits_every_provider(&AddTool);
+}

@@ -278,3 +278,13 @@ async fn the_empty_box_has_nothing_and_refuses_everything() {
     assert_eq!(counts.get(), (1, 0, 1));
     EmptyToolBox.close().await.unwrap();
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    let merged = MultiToolBox::builder()
+        .add("crm", getter("customer"))
+        .add("orders", getter("order"))
+        .build()
+        .unwrap();
+    common::assert_fits_every_provider(&merged);
+}

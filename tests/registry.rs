@@ -437,3 +437,20 @@ async fn concurrent_register_resolve_and_call_lose_nothing() {
     assert_eq!(counts.get(), (1_600, 1_600, 0), "no call lost");
     assert_eq!(registry.len(), 5, "every temporary module was removed");
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    let registry = registry();
+    registry.enable_http_get(HttpGetOptions::default()).unwrap();
+    let everything = registry
+        .resolve([
+            "get_customer",
+            "lookup@crm",
+            "lookup@orders",
+            "get_order",
+            "now",
+            "http_get",
+        ])
+        .unwrap();
+    common::assert_fits_every_provider(&everything);
+}

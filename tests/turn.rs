@@ -272,3 +272,8 @@ async fn a_recorded_openai_turn_runs_end_to_end() {
         ]
     );
 }
+
+#[test]
+fn every_tool_of_this_file_fits_every_provider() {
+    common::assert_fits_every_provider(&ops().0);
+}

@@ -57,3 +57,24 @@ impl Counts {
         self.error_kinds.lock().unwrap().clone()
     }
 }
+
+/// Every provider toolbox speaks.
+pub const PROVIDERS: [toolbox::provider::Provider; 9] = [
+    toolbox::provider::Provider::OpenAiChat { strict: true },
+    toolbox::provider::Provider::OpenAiChat { strict: false },
+    toolbox::provider::Provider::OpenAiResponses { strict: true },
+    toolbox::provider::Provider::OpenAiResponses { strict: false },
+    toolbox::provider::Provider::Anthropic { strict: true },
+    toolbox::provider::Provider::Anthropic { strict: false },
+    toolbox::provider::Provider::Gemini,
+    toolbox::provider::Provider::GeminiLegacy,
+    toolbox::provider::Provider::Mcp,
+];
+
+/// Asserts that every schema `toolbox` emits is inside every provider's
+/// dialect once lowered (the validators of `toolbox::provider`).
+pub fn assert_fits_every_provider<B: toolbox::ToolBox + ?Sized>(toolbox: &B) {
+    for provider in PROVIDERS {
+        toolbox::testing::check_surface(toolbox, provider).assert_clean();
+    }
+}
