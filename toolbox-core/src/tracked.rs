@@ -170,7 +170,9 @@ impl<'de> de::Deserializer<'de> for Tracked<'de> {
                 value: None,
             }),
             Value::Object(map) if map.len() == 1 => {
-                let (variant, value) = map.iter().next().expect("one entry");
+                let Some((variant, value)) = map.iter().next() else {
+                    return Err(de::Error::custom("an enum object needs exactly one key"));
+                };
                 visitor
                     .visit_enum(Enum {
                         variant,

@@ -23,6 +23,8 @@ struct State {
     by_key: FxHashMap<String, Arc<Entry>>,
     /// Every tool by its bare name, for the second lookup step.
     by_name: FxHashMap<String, Vec<Arc<Entry>>>,
+    /// Every tool by its module, for `unregister_module`.
+    by_module: FxHashMap<String, Vec<Arc<Entry>>>,
 }
 
 /// Tools under `name@module` keys. Safe to share across tasks: registering,
@@ -170,6 +172,13 @@ impl Registry {
                 .entry(entry.key.name.clone())
                 .or_default()
                 .push(entry.clone());
+            if let Some(module) = &entry.key.module {
+                state
+                    .by_module
+                    .entry(module.clone())
+                    .or_default()
+                    .push(entry.clone());
+            }
             state.by_key.insert(entry.full_key.clone(), entry);
         }
         Ok(keys)
@@ -186,18 +195,14 @@ impl Registry {
             });
         };
         remove_from_name_index(&mut state, &entry);
+        remove_from_module_index(&mut state, &entry);
         Ok(entry.key.clone())
     }
 
-    /// Removes every tool of a module; returns how many.
+    /// Removes every tool of a module; returns how many. O(size of the module).
     pub fn unregister_module(&self, module: &str) -> usize {
         let mut state = self.write();
-        let doomed: Vec<Arc<Entry>> = state
-            .by_key
-            .values()
-            .filter(|e| e.key.module.as_deref() == Some(module))
-            .cloned()
-            .collect();
+        let doomed = state.by_module.remove(module).unwrap_or_default();
         for entry in &doomed {
             state.by_key.remove(&entry.full_key);
             remove_from_name_index(&mut state, entry);
@@ -293,6 +298,18 @@ fn remove_from_name_index(state: &mut State, entry: &Arc<Entry>) {
         list.retain(|e| !Arc::ptr_eq(e, entry));
         if list.is_empty() {
             state.by_name.remove(&entry.key.name);
+        }
+    }
+}
+
+fn remove_from_module_index(state: &mut State, entry: &Arc<Entry>) {
+    let Some(module) = &entry.key.module else {
+        return;
+    };
+    if let Some(list) = state.by_module.get_mut(module) {
+        list.retain(|e| !Arc::ptr_eq(e, entry));
+        if list.is_empty() {
+            state.by_module.remove(module);
         }
     }
 }
