@@ -173,7 +173,11 @@ fn unregistering_by_key_and_by_module() {
     assert_eq!(registry.unregister_module("orders"), 2);
     assert_eq!(keys(&registry), ["get_customer@crm", "now@core"]);
     assert!(registry.get("get_order").is_err());
-    assert_eq!(registry.unregister_module("crm"), 1, "lookup@crm was already gone");
+    assert_eq!(
+        registry.unregister_module("crm"),
+        1,
+        "lookup@crm was already gone"
+    );
     assert_eq!(registry.unregister_module("nowhere"), 0);
     assert_eq!(keys(&registry), ["now@core"]);
 }

@@ -107,6 +107,7 @@ fn every_call_is_an_execute_tool_span_with_gen_ai_attributes() {
     assert_eq!(ok["otel.name"], "execute_tool weather");
     assert_eq!(ok["gen_ai.operation.name"], "execute_tool");
     assert_eq!(ok["gen_ai.tool.name"], "weather");
+    assert_eq!(ok["gen_ai.tool.type"], "function");
     assert_eq!(ok["gen_ai.tool.call.id"], "call_1");
     assert!(!ok.contains_key("error.type"), "{ok:?}");
     assert_eq!(spans[1].1["error.type"], "tool_failed");

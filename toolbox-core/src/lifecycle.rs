@@ -29,6 +29,7 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
         otel.kind = "internal",
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = name,
+        gen_ai.tool.type = "function",
         gen_ai.tool.call.id = call_id,
         error.type = tracing::field::Empty,
     );

@@ -10,7 +10,7 @@ use super::lower::{
     is_gemini_parameter_name, ANTHROPIC_FORMATS, GEMINI_JSON_SCHEMA_KEYS, GEMINI_PARAMETER_KEYS,
     OPENAI_FORMATS,
 };
-use super::Dialect;
+use super::{join, Dialect};
 
 /// One rule a schema breaks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -81,14 +81,6 @@ struct Checker {
     properties: usize,
     enum_values: usize,
     defs: Map<String, Value>,
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 impl Checker {

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use super::Dialect;
+use super::{join, Dialect};
 
 /// Why a schema cannot be expressed in a dialect.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -167,14 +167,6 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
 struct Lowering {
     dialect: Dialect,
     defs: Map<String, Value>,
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 fn def_name(reference: &str) -> Option<&str> {

@@ -475,7 +475,8 @@ fn take_arguments(arguments: Value) -> Value {
     }
 }
 
-fn join(base: &str, key: &str) -> String {
+/// `base.key`, or `key` at the root: the one way provider paths are written.
+pub(crate) fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_owned()
     } else {
