@@ -374,3 +374,23 @@ async fn the_harness_calls_with_json_and_records_events() {
         ]
     );
 }
+
+#[test]
+fn a_one_branch_all_of_around_a_ref_is_inlined_for_strict_dialects() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"units": {"allOf": [{"$ref": "#/$defs/Units"}], "description": "Units"}},
+        "required": ["units"],
+        "$defs": {"Units": {"type": "string", "enum": ["C", "F"]}}
+    });
+    let lowered = lower(&schema, Dialect::OpenAiStrict).unwrap();
+    assert_eq!(
+        lowered["properties"]["units"],
+        json!({"description": "Units", "type": "string", "enum": ["C", "F"]})
+    );
+    assert!(
+        lowered.get("$defs").is_none(),
+        "the unused definition is pruned"
+    );
+    assert!(violations(lowered, Dialect::OpenAiStrict).is_empty());
+}

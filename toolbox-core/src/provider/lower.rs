@@ -239,27 +239,31 @@ impl Lowering {
         let Value::Object(mut object) = value else {
             return Ok(value);
         };
-        let inlined = self.inline_ref(&mut object, path, stack)?;
         let openai = self.dialect == Dialect::OpenAiStrict;
-        if let Some(one_of) = object.remove("oneOf") {
-            object.insert("anyOf".into(), one_of);
-        }
-        if let Some(Value::Array(all_of)) = object.get("allOf") {
-            if all_of.len() == 1 {
-                if let Some(Value::Object(only)) = object
-                    .remove("allOf")
-                    .and_then(|a| a.as_array().and_then(|a| a.first().cloned()))
-                {
+        // A one-branch `allOf` (how some generators attach siblings to a
+        // `$ref`) is merged first, so a `$ref` it carries is inlined below.
+        match object.remove("allOf") {
+            Some(Value::Array(mut branches)) if branches.len() == 1 => {
+                if let Some(Value::Object(only)) = branches.pop() {
                     for (key, value) in only {
                         object.entry(key).or_insert(value);
                     }
                 }
-            } else if openai {
+            }
+            Some(_) if openai => {
                 return Err(self.error(
                     path,
                     "`allOf` is not supported by OpenAI strict mode; flatten the struct",
                 ));
             }
+            Some(all_of) => {
+                object.insert("allOf".into(), all_of);
+            }
+            None => {}
+        }
+        let inlined = self.inline_ref(&mut object, path, stack)?;
+        if let Some(one_of) = object.remove("oneOf") {
+            object.insert("anyOf".into(), one_of);
         }
         for forbidden in [
             "not",
