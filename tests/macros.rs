@@ -723,3 +723,39 @@ fn every_tool_of_this_file_fits_every_provider() {
     common::assert_fits_every_provider(&NowTool);
     common::assert_fits_every_provider(&AddTool);
 }
+
+#[derive(serde::Serialize)]
+struct Messages(Vec<&'static str>);
+
+struct Cards;
+
+#[tool_box]
+impl Cards {
+    /// Shows a card to the user and tells the model what it shows.
+    #[tool]
+    fn show_card(&self, ctx: &Context, title: String) -> ToolResponse {
+        let turns = ctx.request::<Messages>().map_or(0, |m| m.0.len());
+        ToolResponse::text(format!("showed `{title}` after {turns} messages"))
+            .with_element(json!({"card": {"title": title}}))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_response_keeps_its_element_and_sees_the_request() {
+    let ctx = Context::new().with_request(Messages(vec!["hi", "show me"]));
+    let response = Cards
+        .call(
+            "show_card",
+            &json!({"title": "Flights"}),
+            &ctx,
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert_eq!(response.content, "showed `Flights` after 2 messages");
+    assert_eq!(
+        response.element,
+        Some(json!({"card": {"title": "Flights"}}))
+    );
+    assert!(!response.is_error);
+    assert!(spec(&Cards, "show_card").output_schema.is_none());
+}

@@ -314,14 +314,32 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
         Some(text) => quote!(::core::option::Option::Some(#text)),
         None => quote!(::core::option::Option::None),
     };
-    let list = if target.generics.params.is_empty() {
-        quote! {
-            static SPECIFICATIONS: ::std::sync::OnceLock<::std::vec::Vec<#private::ToolSpecification>> =
-                ::std::sync::OnceLock::new();
-            ::std::clone::Clone::clone(SPECIFICATIONS.get_or_init(|| ::std::vec![#(#specs),*]))
-        }
+    // Non-generic boxes build their specifications once; a generic impl's
+    // may depend on its parameters, so they are built per call.
+    let (cache, list, one) = if target.generics.params.is_empty() {
+        (
+            quote! {
+                fn __toolbox_specifications() -> &'static [#private::ToolSpecification] {
+                    static SPECIFICATIONS: ::std::sync::OnceLock<::std::vec::Vec<#private::ToolSpecification>> =
+                        ::std::sync::OnceLock::new();
+                    SPECIFICATIONS.get_or_init(|| ::std::vec![#(#specs),*])
+                }
+            },
+            quote!(__toolbox_specifications().to_vec()),
+            quote!(__toolbox_specifications()
+                .iter()
+                .find(|s| s.name == name)
+                .cloned()),
+        )
     } else {
-        quote!(::std::vec![#(#specs),*])
+        (
+            TokenStream::new(),
+            quote!(::std::vec![#(#specs),*]),
+            quote!(self
+                .specifications(_ctx)
+                .into_iter()
+                .find(|s| s.name == name)),
+        )
     };
     let span = Span::call_site();
     quote_spanned! {span=>
@@ -339,9 +357,19 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
 
             #(#structs)*
 
+            #cache
+
             impl #impl_generics #private::ToolBox for #self_ty #where_clause {
                 fn specifications(&self, _ctx: &#private::Context) -> ::std::vec::Vec<#private::ToolSpecification> {
                     #list
+                }
+
+                fn specification(
+                    &self,
+                    name: &str,
+                    _ctx: &#private::Context,
+                ) -> ::core::option::Option<#private::ToolSpecification> {
+                    #one
                 }
 
                 fn contains(&self, name: &str, _ctx: &#private::Context) -> bool {
