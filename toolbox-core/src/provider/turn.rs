@@ -261,32 +261,143 @@ impl CallOutcome {
     }
 }
 
-/// Whether arguments plausibly fit a schema: an object with every required
-/// key and, for a closed object, no unknown key. Calls that do not fit skip
-/// the approval hook: the dispatch refuses them with the exact reason and the
-/// tool never runs.
+/// Whether arguments fit the tool's schema. Calls that do not fit skip the
+/// approval hook: nobody is asked to approve a call that cannot run, and the
+/// dispatch refuses it with the exact reason before the tool runs.
 fn arguments_fit(arguments: &Value, schema: &Value) -> bool {
-    let Ok(arguments) = normalize_arguments(arguments) else {
-        return false;
+    match normalize_arguments(arguments) {
+        Ok(arguments) => {
+            let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
+            fits(schema, &arguments, defs, 0)
+        }
+        Err(_) => false,
+    }
+}
+
+/// A JSON Schema check over the keywords tool schemas use (`type`, `enum`,
+/// `const`, `properties`, `required`, `additionalProperties`, `items`,
+/// `anyOf`/`oneOf`/`allOf`, local `$ref`, numeric and length bounds);
+/// other keywords are not checked.
+fn fits(schema: &Value, value: &Value, defs: Option<&Value>, depth: usize) -> bool {
+    let Some(schema) = schema.as_object() else {
+        return schema != &Value::Bool(false);
     };
-    let Some(object) = arguments.as_object() else {
+    if depth > 64 {
+        return true;
+    }
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference
+            .strip_prefix("#/$defs/")
+            .or_else(|| reference.strip_prefix("#/definitions/"));
+        match name.and_then(|n| defs.and_then(|d| d.get(n))) {
+            Some(target) if fits(target, value, defs, depth + 1) => {}
+            _ => return false,
+        }
+    }
+    if let Some(types) = schema.get("type") {
+        let matches = |t: &Value| match t.as_str() {
+            Some("object") => value.is_object(),
+            Some("array") => value.is_array(),
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            Some("null") => value.is_null(),
+            Some("number") => value.is_number(),
+            Some("integer") => value.as_i64().is_some() || value.as_u64().is_some(),
+            _ => true,
+        };
+        let ok = match types {
+            Value::Array(options) => options.iter().any(matches),
+            single => matches(single),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum") {
+        if !allowed.contains(value) {
+            return false;
+        }
+    }
+    if schema.get("const").is_some_and(|c| c != value) {
         return false;
-    };
-    let required_present = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .is_none_or(|r| {
-            r.iter()
+    }
+    for (key, all) in [("anyOf", false), ("oneOf", false), ("allOf", true)] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            let mut results = branches.iter().map(|b| fits(b, value, defs, depth + 1));
+            let ok = if all {
+                results.all(|r| r)
+            } else {
+                results.any(|r| r)
+            };
+            if !ok {
+                return false;
+            }
+        }
+    }
+    let number = value.as_f64();
+    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+    if let Some(n) = number {
+        if bound("minimum").is_some_and(|m| n < m)
+            || bound("maximum").is_some_and(|m| n > m)
+            || bound("exclusiveMinimum").is_some_and(|m| n <= m)
+            || bound("exclusiveMaximum").is_some_and(|m| n >= m)
+        {
+            return false;
+        }
+    }
+    if let Some(text) = value.as_str() {
+        let length = text.chars().count() as f64;
+        if bound("minLength").is_some_and(|m| length < m)
+            || bound("maxLength").is_some_and(|m| length > m)
+        {
+            return false;
+        }
+    }
+    if let Some(items) = value.as_array() {
+        let count = items.len() as f64;
+        if bound("minItems").is_some_and(|m| count < m)
+            || bound("maxItems").is_some_and(|m| count > m)
+        {
+            return false;
+        }
+        if let Some(item_schema) = schema.get("items") {
+            if !items
+                .iter()
+                .all(|item| fits(item_schema, item, defs, depth + 1))
+            {
+                return false;
+            }
+        }
+    }
+    if let Some(object) = value.as_object() {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        if let Some(Value::Array(required)) = schema.get("required") {
+            if !required
+                .iter()
                 .filter_map(Value::as_str)
                 .all(|k| object.contains_key(k))
-        });
-    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-    let known = schema.get("properties").and_then(Value::as_object);
-    let no_unknown = !closed
-        || object
-            .keys()
-            .all(|k| known.is_some_and(|p| p.contains_key(k)));
-    required_present && no_unknown
+            {
+                return false;
+            }
+        }
+        for (key, field) in object {
+            match properties.and_then(|p| p.get(key)) {
+                Some(property) => {
+                    if !fits(property, field, defs, depth + 1) {
+                        return false;
+                    }
+                }
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return false,
+                    Some(extra @ Value::Object(_)) if !fits(extra, field, defs, depth + 1) => {
+                        return false
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    true
 }
 
 /// The box a rejected call runs against, so that it passes the lifecycle
@@ -342,5 +453,51 @@ impl<T> Future for JoinAll<'_, T> {
         } else {
             Poll::Pending
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arguments_fit;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_checked_against_the_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 0, "maximum": 255},
+                "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"type": ["string", "null"]}
+            },
+            "required": ["n"],
+            "additionalProperties": false,
+            "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}}
+        });
+        assert!(arguments_fit(
+            &json!({"n": 1, "unit": "C", "tags": ["a"], "maybe": null}),
+            &schema
+        ));
+        assert!(arguments_fit(&json!("{\"n\": 2}"), &schema));
+        assert!(!arguments_fit(&json!({"n": 300}), &schema), "above maximum");
+        assert!(
+            !arguments_fit(&json!({"n": 1.5}), &schema),
+            "not an integer"
+        );
+        assert!(
+            !arguments_fit(&json!({"n": 1, "unit": "K"}), &schema),
+            "not in the enum behind the ref"
+        );
+        assert!(
+            !arguments_fit(&json!({"n": 1, "tags": [1]}), &schema),
+            "item type"
+        );
+        assert!(
+            !arguments_fit(&json!({"n": 1, "extra": true}), &schema),
+            "closed object"
+        );
+        assert!(!arguments_fit(&json!({"unit": "C"}), &schema), "required");
+        assert!(!arguments_fit(&json!([1]), &schema), "not an object");
     }
 }
