@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::lower::{
-    is_gemini_parameter_name, ANTHROPIC_FORMATS, GEMINI_JSON_SCHEMA_KEYS, GEMINI_PARAMETER_KEYS,
-    OPENAI_FORMATS,
+    is_gemini_parameter_name, ANTHROPIC_FORMATS, ANTHROPIC_UNSUPPORTED, GEMINI_JSON_SCHEMA_KEYS,
+    GEMINI_PARAMETER_KEYS, OPENAI_FORMATS,
 };
 use super::{join, Dialect};
 
@@ -240,23 +240,17 @@ impl Checker {
     ) {
         let provider = "Anthropic strict";
         self.closed_objects(object, path, provider);
-        for keyword in [
+        let structural = [
             "oneOf",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "minLength",
-            "maxLength",
             "prefixItems",
             "not",
             "if",
             "then",
             "else",
             "patternProperties",
-        ] {
-            if object.contains_key(keyword) {
+        ];
+        for keyword in structural.iter().chain(ANTHROPIC_UNSUPPORTED) {
+            if object.contains_key(*keyword) {
                 self.flag(
                     &join(path, keyword),
                     format!("Anthropic strict: `{keyword}` is not supported"),

@@ -95,8 +95,9 @@ pub(crate) const GEMINI_JSON_SCHEMA_KEYS: &[&str] = &[
     "$defs",
     "propertyOrdering",
 ];
-/// Keywords Anthropic strict mode does not support, moved into the description.
-const ANTHROPIC_MOVED: &[&str] = &[
+/// Keywords Anthropic strict mode does not support: lowering moves them into
+/// the description, the validator flags them.
+pub(crate) const ANTHROPIC_UNSUPPORTED: &[&str] = &[
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -320,7 +321,7 @@ impl Lowering {
             }
         } else {
             let mut moved = Vec::new();
-            for key in ANTHROPIC_MOVED {
+            for key in ANTHROPIC_UNSUPPORTED {
                 if let Some(value) = object.remove(*key) {
                     moved.push(format!("{key}: {value}"));
                 }
