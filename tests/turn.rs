@@ -251,6 +251,42 @@ async fn the_approval_hook_approves_rejects_or_defers() {
     assert!(restored.specification.is_destructive());
     // Rejected calls pass the lifecycle too (start + error); the deferred one has not ended.
     assert_eq!(counts.get(), (3, 1, 2));
+
+    // Later, the application resolves the stored request.
+    let runner = TurnRunner::new(&ops).handler(counts.handler());
+    let still = runner
+        .resume(&restored, Decision::Defer, &Context::new())
+        .await;
+    assert!(still.pending.is_some());
+    let refused = runner
+        .resume(
+            &restored,
+            Decision::Reject {
+                reason: "not today".into(),
+            },
+            &Context::new(),
+        )
+        .await;
+    assert_eq!(
+        refused.response,
+        ToolResponse::error("the call was not approved: not today")
+    );
+    let done = runner
+        .resume(&restored, Decision::Approve, &Context::new())
+        .await;
+    assert_eq!(done.response.content, "2");
+    assert!(done.pending.is_none());
+    assert_eq!(
+        done.call.id.as_deref(),
+        Some("call_2"),
+        "the result answers the original call"
+    );
+    assert!(gauge
+        .log
+        .lock()
+        .unwrap()
+        .contains(&"end delete 2".to_owned()));
+    assert_eq!(counts.get(), (5, 2, 3));
 }
 
 #[tokio::test]

@@ -197,6 +197,26 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         }
     }
 
+    /// Settles a call deferred earlier, once the application has decided:
+    /// `Approve` runs it, `Reject` answers with the reason (both through the
+    /// lifecycle), `Defer` leaves it pending.
+    pub async fn resume(
+        &self,
+        pending: &PendingCall,
+        decision: Decision,
+        ctx: &Context,
+    ) -> CallOutcome {
+        let ctx = call_context(&pending.call, ctx);
+        self.settle(
+            &pending.call,
+            Some(&pending.specification),
+            decision,
+            &ctx,
+            None,
+        )
+        .await
+    }
+
     async fn one(
         &self,
         call: &ToolCall,
@@ -204,53 +224,70 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         ctx: &Context,
         semaphore: &Semaphore,
     ) -> CallOutcome {
-        let ctx = match &call.id {
-            Some(id) => ctx.clone().with_call_id(id.as_str()),
-            None => ctx.clone(),
-        };
-        if let (Some(approval), Some(spec)) = (&self.approval, spec) {
-            if arguments_fit(&call.arguments, &spec.parameters) {
+        let ctx = call_context(call, ctx);
+        let decision = match (&self.approval, spec) {
+            (Some(approval), Some(spec)) if arguments_fit(&call.arguments, &spec.parameters) => {
                 let request = ApprovalRequest {
                     call: call.clone(),
                     specification: spec.clone(),
                 };
-                match approval.review(request).await {
-                    Decision::Approve => {}
-                    Decision::Reject { reason } => {
-                        let response = Refused(reason)
-                            .call(&call.name, &call.arguments, &ctx, &self.handler)
-                            .await;
-                        return CallOutcome {
-                            call: call.clone(),
-                            response,
-                            pending: None,
-                        };
-                    }
-                    Decision::Defer => {
-                        return CallOutcome {
-                            call: call.clone(),
-                            response: ToolResponse::text(
-                                "this call is waiting for approval; its result will follow in a later message",
-                            ),
-                            pending: Some(PendingCall {
-                                call: call.clone(),
-                                specification: spec.clone(),
-                            }),
-                        };
-                    }
-                }
+                approval.review(request).await
             }
-        }
-        let _permit = semaphore.acquire().await;
-        let response = self
-            .toolbox
-            .call(&call.name, &call.arguments, &ctx, &self.handler)
-            .await;
-        CallOutcome {
+            _ => Decision::Approve,
+        };
+        self.settle(call, spec, decision, &ctx, Some(semaphore))
+            .await
+    }
+
+    async fn settle(
+        &self,
+        call: &ToolCall,
+        spec: Option<&ToolSpecification>,
+        decision: Decision,
+        ctx: &Context,
+        semaphore: Option<&Semaphore>,
+    ) -> CallOutcome {
+        let outcome = |response, pending| CallOutcome {
             call: call.clone(),
             response,
-            pending: None,
+            pending,
+        };
+        match (decision, spec) {
+            (Decision::Reject { reason }, _) => {
+                let response = Refused(reason)
+                    .call(&call.name, &call.arguments, ctx, &self.handler)
+                    .await;
+                outcome(response, None)
+            }
+            (Decision::Defer, Some(spec)) => outcome(
+                ToolResponse::text(
+                    "this call is waiting for approval; its result will follow in a later message",
+                ),
+                Some(PendingCall {
+                    call: call.clone(),
+                    specification: spec.clone(),
+                }),
+            ),
+            _ => {
+                let _permit = match semaphore {
+                    Some(semaphore) => semaphore.acquire().await.ok(),
+                    None => None,
+                };
+                let response = self
+                    .toolbox
+                    .call(&call.name, &call.arguments, ctx, &self.handler)
+                    .await;
+                outcome(response, None)
+            }
         }
+    }
+}
+
+/// The context of one call: the turn's, with the call's id.
+fn call_context(call: &ToolCall, ctx: &Context) -> Context {
+    match &call.id {
+        Some(id) => ctx.clone().with_call_id(id.as_str()),
+        None => ctx.clone(),
     }
 }
 
