@@ -300,8 +300,13 @@ impl ToolBox for ToolSet {
         self.tools.iter().map(|t| t.specification.clone()).collect()
     }
 
-    fn specification(&self, name: &str, _: &Context) -> Option<ToolSpecification> {
-        self.get(name).map(|t| t.specification.clone())
+    fn specification(
+        &self,
+        name: &str,
+        _: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
+        self.get(name)
+            .map(|t| std::borrow::Cow::Borrowed(&t.specification))
     }
 
     fn contains(&self, name: &str, _: &Context) -> bool {

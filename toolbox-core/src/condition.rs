@@ -62,7 +62,11 @@ impl<B: ToolBox, C: ToolCondition> ToolBox for FilteredToolBox<B, C> {
         specs
     }
 
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    fn specification(
+        &self,
+        name: &str,
+        ctx: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         self.inner
             .specification(name, ctx)
             .filter(|s| self.condition.allows(s, ctx))

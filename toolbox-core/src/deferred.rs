@@ -57,10 +57,14 @@ impl<B: ToolBox> ToolBox for DeferredToolBox<B> {
         specs
     }
 
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    fn specification(
+        &self,
+        name: &str,
+        ctx: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         self.inner
             .specification(name, ctx)
-            .or_else(|| self.deferred(name).cloned())
+            .or_else(|| self.deferred(name).map(std::borrow::Cow::Borrowed))
     }
 
     fn contains(&self, name: &str, ctx: &Context) -> bool {

@@ -15,7 +15,11 @@ impl ToolBox for EmptyToolBox {
         Vec::new()
     }
 
-    fn specification(&self, _: &str, _: &Context) -> Option<ToolSpecification> {
+    fn specification(
+        &self,
+        _: &str,
+        _: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         None
     }
 

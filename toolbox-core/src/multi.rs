@@ -181,11 +181,18 @@ impl ToolBox for MultiToolBox {
         self.route(name, ctx).is_some()
     }
 
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    fn specification(
+        &self,
+        name: &str,
+        ctx: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         let (child, start) = self.route(name, ctx)?;
-        let mut spec = child.toolbox.specification(&name[start..], ctx)?;
+        let mut spec = child
+            .toolbox
+            .specification(&name[start..], ctx)?
+            .into_owned();
         spec.name = name.to_owned();
-        Some(spec)
+        Some(std::borrow::Cow::Owned(spec))
     }
 
     fn dispatch<'a>(

@@ -1,6 +1,7 @@
 //! The `ToolBox` contract: implementors write raw dispatch and the schema;
 //! the public call path is [`ToolBoxExt::call`], which nobody can override.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -68,12 +69,14 @@ pub trait ToolBox: Send + Sync {
     /// The tools offered in this context.
     fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification>;
 
-    /// The specification of one tool offered in this context. Override when
-    /// the box can answer without listing every tool.
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    /// The specification of one tool offered in this context, borrowed when
+    /// the box holds it as is. Override when the box can answer without
+    /// listing every tool: conditions check it on every call.
+    fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
         self.specifications(ctx)
             .into_iter()
             .find(|s| s.name == name)
+            .map(Cow::Owned)
     }
 
     /// Whether the box has a tool of this name, offered or hidden in this
@@ -111,7 +114,7 @@ macro_rules! delegate_listing {
             &self,
             name: &str,
             ctx: &$crate::Context,
-        ) -> Option<$crate::ToolSpecification> {
+        ) -> Option<std::borrow::Cow<'_, $crate::ToolSpecification>> {
             self.$field.specification(name, ctx)
         }
 
@@ -128,7 +131,7 @@ macro_rules! forward_toolbox {
             fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
                 (**self).specifications(ctx)
             }
-            fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+            fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
                 (**self).specification(name, ctx)
             }
             fn contains(&self, name: &str, ctx: &Context) -> bool {

@@ -64,7 +64,11 @@ impl RegisteredTool {
     /// The tool's specification as its box offers it in `ctx` (its name is
     /// the bare tool name).
     pub fn specification(&self, ctx: &Context) -> Option<ToolSpecification> {
-        let mut spec = self.entry.source.specification(&self.entry.tool, ctx)?;
+        let mut spec = self
+            .entry
+            .source
+            .specification(&self.entry.tool, ctx)?
+            .into_owned();
         spec.name = self.entry.key.name.clone();
         Some(spec)
     }

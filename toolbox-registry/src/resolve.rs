@@ -1,5 +1,6 @@
 //! A registry's resolution: the box one request sees.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -84,18 +85,18 @@ impl ToolBox for Resolution {
         self.tools
             .iter()
             .filter_map(|(exposed, entry)| {
-                let mut spec = entry.source.specification(&entry.tool, ctx)?;
+                let mut spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
                 spec.name = exposed.clone();
                 Some(spec)
             })
             .collect()
     }
 
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
         let (exposed, entry) = &self.tools[*self.index.get(name)?];
-        let mut spec = entry.source.specification(&entry.tool, ctx)?;
+        let mut spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
         spec.name = exposed.clone();
-        Some(spec)
+        Some(Cow::Owned(spec))
     }
 
     fn contains(&self, name: &str, _: &Context) -> bool {
@@ -126,7 +127,7 @@ impl ToolBox for ResolvedToolBox {
         self.inner.specifications(ctx)
     }
 
-    fn specification(&self, name: &str, ctx: &Context) -> Option<ToolSpecification> {
+    fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
         self.inner.specification(name, ctx)
     }
 

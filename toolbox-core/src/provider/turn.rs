@@ -139,7 +139,11 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         let semaphore = Semaphore::new(self.limit);
         let specs: Vec<Option<ToolSpecification>> = calls
             .iter()
-            .map(|c| self.toolbox.specification(&c.name, ctx))
+            .map(|c| {
+                self.toolbox
+                    .specification(&c.name, ctx)
+                    .map(std::borrow::Cow::into_owned)
+            })
             .collect();
         let mut outcomes: Vec<Option<CallOutcome>> = calls.iter().map(|_| None).collect();
         let mut batch: Vec<usize> = Vec::new();

@@ -329,7 +329,7 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
             quote!(__toolbox_specifications()
                 .iter()
                 .find(|s| s.name == name)
-                .cloned()),
+                .map(::std::borrow::Cow::Borrowed)),
         )
     } else {
         (
@@ -338,7 +338,8 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
             quote!(self
                 .specifications(_ctx)
                 .into_iter()
-                .find(|s| s.name == name)),
+                .find(|s| s.name == name)
+                .map(::std::borrow::Cow::Owned)),
         )
     };
     let span = Span::call_site();
@@ -368,7 +369,7 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
                     &self,
                     name: &str,
                     _ctx: &#private::Context,
-                ) -> ::core::option::Option<#private::ToolSpecification> {
+                ) -> ::core::option::Option<::std::borrow::Cow<'_, #private::ToolSpecification>> {
                     #one
                 }
 
