@@ -169,7 +169,10 @@ fn weather() -> Weather {
 }
 
 fn spec(toolbox: &impl ToolBox, name: &str) -> ToolSpecification {
-    toolbox.specification(name, &Context::new()).expect(name).into_owned()
+    toolbox
+        .specification(name, &Context::new())
+        .expect(name)
+        .into_owned()
 }
 
 async fn call(toolbox: &impl ToolBox, name: &str, arguments: Value) -> ToolResponse {
