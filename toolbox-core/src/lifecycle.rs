@@ -43,35 +43,23 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     let result = match normalize_arguments(arguments) {
         Err(error) => Err(error),
         Ok(_) if ctx.is_cancelled() => Err(ToolError::Cancelled),
-        Ok(arguments) => {
-            // Start the dispatch inside the span with panics caught; a result
-            // that is already there (sync tools, bad arguments) needs no polling.
-            let started_dispatch = {
-                let _entered = span.enter();
-                catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, &arguments, ctx)))
-            };
-            match started_dispatch.map(DispatchFuture::into_ready) {
-                Err(payload) => Err(panicked(payload)),
-                Ok(Ok(result)) => result,
-                Ok(Err(pending)) => {
-                    let dispatch = Guarded::Running(pending, &span);
-                    match ctx.cancellation() {
-                        None => dispatch.await,
-                        Some(token) => {
-                            let mut cancelled = std::pin::pin!(token.cancelled());
-                            let mut dispatch = std::pin::pin!(dispatch);
-                            std::future::poll_fn(|cx| {
-                                if cancelled.as_mut().poll(cx).is_ready() {
-                                    return Poll::Ready(Err(ToolError::Cancelled));
-                                }
-                                dispatch.as_mut().poll(cx)
-                            })
-                            .await
+        Ok(arguments) => match start(toolbox, name, &arguments, ctx, &span) {
+            Ok(result) => result,
+            Err(dispatch) => match ctx.cancellation() {
+                None => dispatch.await,
+                Some(token) => {
+                    let mut cancelled = std::pin::pin!(token.cancelled());
+                    let mut dispatch = std::pin::pin!(dispatch);
+                    std::future::poll_fn(|cx| {
+                        if cancelled.as_mut().poll(cx).is_ready() {
+                            return Poll::Ready(Err(ToolError::Cancelled));
                         }
-                    }
+                        dispatch.as_mut().poll(cx)
+                    })
+                    .await
                 }
-            }
-        }
+            },
+        },
     };
     let elapsed = clock.delta(started, clock.raw());
     if let Some(kind) = handler.report(name, call_id, &result, elapsed) {
@@ -83,21 +71,43 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
     }
 }
 
-/// Runs a raw dispatch with panics caught (starting it and polling it), for
-/// decorators that observe calls.
+/// Starts a raw dispatch inside `span` with panics caught: the result when
+/// it is already there (sync tools, bad arguments, a panic while building the
+/// dispatch), else the pending dispatch, guarded the same way while polled.
+/// The lifecycle and the observing decorators share it.
+fn start<'a: 's, 's, B: ToolBox + ?Sized>(
+    toolbox: &'a B,
+    name: &'a str,
+    arguments: &'a Value,
+    ctx: &'a Context,
+    span: &'s Span,
+) -> Result<DispatchResult, Guarded<'s>> {
+    let started = {
+        let _entered = span.enter();
+        catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx)))
+    };
+    match started {
+        Err(payload) => Ok(Err(panicked(payload))),
+        Ok(dispatch) => dispatch
+            .into_ready()
+            .map_err(|pending| Guarded::Running(pending, span)),
+    }
+}
+
+/// Runs a raw dispatch to completion with panics caught, for decorators that
+/// observe calls.
 pub(crate) async fn guarded<B: ToolBox + ?Sized>(
     toolbox: &B,
     name: &str,
     arguments: &Value,
     ctx: &Context,
 ) -> DispatchResult {
-    match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
-        Err(payload) => Err(panicked(payload)),
-        Ok(dispatch) => match dispatch.into_ready() {
-            Ok(result) => result,
-            Err(pending) => Guarded::Running(pending, &Span::none()).await,
-        },
-    }
+    let span = Span::none();
+    let result = match start(toolbox, name, arguments, ctx, &span) {
+        Ok(result) => result,
+        Err(pending) => pending.await,
+    };
+    result
 }
 
 /// A pending raw dispatch, polled inside the call's span with panics caught.

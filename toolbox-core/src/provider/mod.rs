@@ -37,7 +37,7 @@ pub use turn::{Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, Tu
 
 use serde_json::{json, Map, Value};
 
-use crate::{parse_arguments, ToolCall, ToolResponse, ToolSpecification};
+use crate::{normalize_arguments, ToolCall, ToolResponse, ToolSpecification};
 
 /// A schema dialect: the JSON Schema subset a provider accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -468,10 +468,9 @@ fn mcp_tool(spec: &ToolSpecification, input_schema: Value) -> Value {
 /// Arguments as sent: objects as is, text parsed (double encoding too);
 /// unparsable text is kept so the lifecycle can answer with the reason.
 fn take_arguments(arguments: Value) -> Value {
-    match arguments {
-        Value::String(text) => parse_arguments(&text).unwrap_or(Value::String(text)),
-        Value::Null => Value::Object(Map::new()),
-        other => other,
+    match normalize_arguments(&arguments) {
+        Ok(std::borrow::Cow::Owned(normalized)) => normalized,
+        _ => arguments,
     }
 }
 
