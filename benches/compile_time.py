@@ -95,9 +95,9 @@ struct Search{i}Args {{
         format!("{i} {{query}} {{limit:?}} {{tags:?}}")
     }}''')
         arms.append(f'''
-            "search_{i}" => match Search{i}Args::deserialize(arguments) {{
+            "search_{i}" => match arguments.to_value().map_err(|e| e.to_string()).and_then(|v| Search{i}Args::deserialize(&*v).map_err(|e| e.to_string())) {{
                 Ok(a) => ToolResponse::from_output(&self.search_{i}(a.query, a.limit, a.tags)),
-                Err(e) => Err(ToolError::invalid_arguments("", e.to_string())),
+                Err(e) => Err(ToolError::invalid_arguments("", e)),
             }},''')
         specs.append(f'''
             ToolSpecification::new("search_{i}", "Searches collection {i} by text.")
@@ -105,7 +105,7 @@ struct Search{i}Args {{
     return f'''//! The floor: {TOOLS} argument structs and a hand-written dispatcher.
 use serde::Deserialize;
 use serde_json::Value;
-use toolbox::{{Context, DispatchFuture, ToolBox, ToolError, ToolResponse, ToolSpecification}};
+use toolbox::{{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolResponse, ToolSpecification}};
 {"".join(structs)}
 
 /// The benchmark box.
@@ -120,7 +120,7 @@ impl ToolBox for Search {{
         ]
     }}
 
-    fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, _: &'a Context) -> DispatchFuture<'a> {{
+    fn dispatch<'a>(&'a self, name: &'a str, arguments: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {{
         DispatchFuture::ready(match name {{{"".join(arms)}
             _ => Err(ToolError::unknown_tool(name, [])),
         }})

@@ -4,9 +4,8 @@
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use serde_json::Value;
 use toolbox::registry::Registry;
-use toolbox::{Context, DispatchFuture, ToolBox, ToolError, ToolSpecification};
+use toolbox::{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification};
 
 /// A box of `n` trivial tools named `tool_{i}`.
 struct Many(usize);
@@ -18,7 +17,12 @@ impl ToolBox for Many {
             .collect()
     }
 
-    fn dispatch<'a>(&'a self, name: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        _: Arguments<'a>,
+        _: &'a Context,
+    ) -> DispatchFuture<'a> {
         DispatchFuture::ready(Err(ToolError::unknown_tool(name, [])))
     }
 }

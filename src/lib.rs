@@ -28,7 +28,7 @@
 //!
 //! let response = tools.call("math_add", &json!({"a": "forty"}), &Context::new(), &handler).await;
 //! assert!(response.is_error);
-//! assert_eq!(response.content, "invalid arguments at `a`: invalid type: string \"forty\", expected i64");
+//! assert_eq!(response.content, "invalid arguments at `a`: got the string \"forty\", expected an integer from -9223372036854775808 to 9223372036854775807");
 //! # Ok::<(), toolbox::DefinitionError>(())
 //! # }).unwrap();
 //! ```
@@ -88,14 +88,15 @@ pub use toolbox_registry::Registry;
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        tool_fn, try_tool_fn, AlwaysTrue, Args, Context, EmptyToolBox, Extension, FromContext,
-        MultiToolBox, NamedToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError,
-        ToolHandler, ToolResponse, ToolSet, ToolSpecification,
+        tool_fn, try_tool_fn, AlwaysTrue, Args, Arguments, CallId, Context, DispatchFuture,
+        EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox, TimeoutToolBox, ToolBox,
+        ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolErrorKind, ToolHandler, ToolResponse,
+        ToolSet, ToolSpecification,
     };
 
     #[cfg(feature = "macros")]
     pub use toolbox_macros::{tool, tool_box};
 
     #[cfg(feature = "registry")]
-    pub use toolbox_registry::Registry;
+    pub use toolbox_registry::{Registry, RegistryError};
 }

@@ -153,7 +153,18 @@ async fn drift_is_an_error_naming_the_first_difference() {
 fn a_broken_tape_line_is_reported_with_its_number() {
     let path = tape_path("broken.jsonl");
     std::fs::write(&path, "{\"name\":\"x\"}\n").unwrap();
-    let error = read_tape(&path).unwrap_err();
+    let tape = read_tape(&path).unwrap();
+    assert!(tape.entries.is_empty());
+    assert_eq!(tape.defects.len(), 1);
+    assert!(!tape.defects[0].torn);
+    assert!(
+        tape.defects[0]
+            .reason
+            .contains("broken.jsonl:1: not a tape entry"),
+        "{:?}",
+        tape.defects
+    );
+    let error = read_tape(&path).unwrap().strict().unwrap_err();
     assert!(
         error
             .to_string()

@@ -133,7 +133,7 @@ async fn invalid_arguments_name_the_path_and_never_reach_the_tool() {
     assert!(response.is_error);
     assert_eq!(
         response.content,
-        "invalid arguments at `a`: invalid type: string \"forty\", expected i64"
+        "invalid arguments at `a`: got the string \"forty\", expected an integer from -9223372036854775808 to 9223372036854775807"
     );
     assert_eq!(counts.get(), (1, 0, 1));
     assert_eq!(counts.kinds(), [ToolErrorKind::InvalidArguments]);
@@ -143,7 +143,7 @@ async fn invalid_arguments_name_the_path_and_never_reach_the_tool() {
     let (response, _) = call(&toolbox, "add", json!([1, 2])).await;
     assert_eq!(
         response.content,
-        "invalid arguments: expected a JSON object of arguments, got an array"
+        "invalid arguments: expected a JSON object of arguments, got an array of 2 items"
     );
     let (response, _) = call(&toolbox, "add", json!("{not json")).await;
     assert!(
@@ -277,7 +277,7 @@ impl ToolBox for PanicsInDispatch {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         vec![ToolSpecification::new("p", "panics")]
     }
-    fn dispatch<'a>(&'a self, _: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+    fn dispatch<'a>(&'a self, _: &'a str, _: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {
         panic!("dispatch itself panicked")
     }
 }

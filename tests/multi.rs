@@ -8,9 +8,9 @@ use std::sync::Arc;
 use common::Counts;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::{BoxFuture, DispatchFuture};
+use toolbox::{Arguments, BoxFuture, DispatchFuture};
 
 #[derive(Deserialize, JsonSchema)]
 struct Id {
@@ -216,7 +216,12 @@ impl ToolBox for Closable {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         Vec::new()
     }
-    fn dispatch<'a>(&'a self, name: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        _: Arguments<'a>,
+        _: &'a Context,
+    ) -> DispatchFuture<'a> {
         DispatchFuture::ready(Err(ToolError::unknown_tool(name, [])))
     }
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {

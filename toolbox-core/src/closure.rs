@@ -16,7 +16,7 @@ use crate::spec::tool_name_problem;
 use crate::toolbox::DispatchResult;
 use crate::DispatchFuture;
 use crate::{
-    deserialize_arguments, BoxError, Context, DefinitionError, ToolAnnotations, ToolBox, ToolError,
+    Arguments, BoxError, Context, DefinitionError, ToolAnnotations, ToolBox, ToolError,
     ToolResponse, ToolSpecification,
 };
 
@@ -57,7 +57,8 @@ where
     }
 }
 
-type Invoke = dyn Fn(&Value, &Context) -> DispatchFuture<'static> + Send + Sync;
+type Invoke = dyn Fn(Arguments<'_>, &Context) -> DispatchFuture<'static> + Send + Sync;
+type Check = dyn Fn(Arguments<'_>) -> Result<(), ToolError> + Send + Sync;
 
 /// A tool made from a closure by [`tool_fn`] or [`try_tool_fn`]; put tools in
 /// a [`ToolSet`] to call them.
@@ -65,6 +66,7 @@ type Invoke = dyn Fn(&Value, &Context) -> DispatchFuture<'static> + Send + Sync;
 pub struct FnTool {
     specification: ToolSpecification,
     invoke: Arc<Invoke>,
+    check: Arc<Check>,
     timeout: Option<Duration>,
     problems: Vec<String>,
 }
@@ -132,13 +134,18 @@ impl FnTool {
             crate::schema::empty_object_schema()
         });
         let takes_unit = <T as JsonSchema>::schema_name() == "null";
-        let invoke = move |arguments: &Value, ctx: &Context| -> DispatchFuture<'static> {
-            let parsed = if takes_unit {
-                unit_arguments(arguments).and_then(|()| deserialize_arguments::<T>(&Value::Null))
+        let take = move |arguments: Arguments<'_>| -> Result<T, ToolError> {
+            if takes_unit {
+                unit_arguments(arguments).and_then(|()| {
+                    serde_json::from_value::<T>(Value::Null)
+                        .map_err(|e| ToolError::invalid_arguments("", e.to_string()))
+                })
             } else {
-                deserialize_arguments::<T>(arguments)
-            };
-            match parsed {
+                arguments.deserialize::<T>()
+            }
+        };
+        let invoke = move |arguments: Arguments<'_>, ctx: &Context| -> DispatchFuture<'static> {
+            match take(arguments) {
                 Ok(parsed) => {
                     let future = f.run(parsed, ctx);
                     DispatchFuture::new(async move { finish(future.await) })
@@ -156,6 +163,7 @@ impl FnTool {
                 annotations: None,
             },
             invoke: Arc::new(invoke),
+            check: Arc::new(move |arguments| take(arguments).map(drop)),
             timeout: None,
             problems,
         }
@@ -228,12 +236,16 @@ impl FnTool {
     }
 }
 
-fn unit_arguments(arguments: &Value) -> Result<(), ToolError> {
+fn unit_arguments(arguments: Arguments<'_>) -> Result<(), ToolError> {
+    let arguments = arguments.to_value()?;
     match arguments.as_object().and_then(|o| o.keys().next()) {
         None => Ok(()),
         Some(key) => Err(ToolError::invalid_arguments(
             "",
-            format!("unknown field `{key}`: this tool takes no arguments"),
+            format!(
+                "unknown field `{}`: this tool takes no arguments",
+                crate::args::echo(key)
+            ),
         )),
     }
 }
@@ -313,10 +325,20 @@ impl ToolBox for ToolSet {
         self.get(name).is_some()
     }
 
+    fn check(&self, name: &str, arguments: Arguments<'_>, _: &Context) -> Result<(), ToolError> {
+        match self.get(name) {
+            Some(tool) => (tool.check)(arguments),
+            None => {
+                let names = self.tools.iter().map(|t| t.specification.name.as_str());
+                Err(ToolError::unknown_tool(name, names))
+            }
+        }
+    }
+
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         match self.get(name) {

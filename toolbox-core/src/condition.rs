@@ -2,11 +2,9 @@
 //! absent from the specifications AND refused on call: conditions are an
 //! authorization boundary, not a display hint.
 
-use serde_json::Value;
-
 use crate::toolbox::BoxFuture;
 use crate::DispatchFuture;
-use crate::{Context, ToolBox, ToolError, ToolSpecification};
+use crate::{Arguments, Context, ToolBox, ToolError, ToolSpecification};
 
 /// Whether a tool is offered in a context.
 ///
@@ -53,6 +51,25 @@ impl<B: ToolBox, C: ToolCondition> FilteredToolBox<B, C> {
     pub fn inner(&self) -> &B {
         &self.inner
     }
+
+    /// `Ok` when `name` is offered in `ctx`; else `NotAvailable` for a tool
+    /// the condition hides, or an unknown tool whose suggestions name only
+    /// tools offered in `ctx`.
+    fn allowed(&self, name: &str, ctx: &Context) -> Result<(), ToolError> {
+        match self.inner.specification(name, ctx) {
+            Some(spec) if self.condition.allows(&spec, ctx) => Ok(()),
+            Some(_) => Err(ToolError::NotAvailable {
+                name: name.to_owned(),
+            }),
+            None => {
+                let visible = self.specifications(ctx);
+                Err(ToolError::unknown_tool(
+                    name,
+                    visible.iter().map(|s| s.name.as_str()),
+                ))
+            }
+        }
+    }
 }
 
 impl<B: ToolBox, C: ToolCondition> ToolBox for FilteredToolBox<B, C> {
@@ -76,24 +93,24 @@ impl<B: ToolBox, C: ToolCondition> ToolBox for FilteredToolBox<B, C> {
         self.inner.contains(name, ctx)
     }
 
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        self.inner.catalog()
+    }
+
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        self.allowed(name, ctx)?;
+        self.inner.check(name, arguments, ctx)
+    }
+
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
-        match self.inner.specification(name, ctx) {
-            Some(spec) if self.condition.allows(&spec, ctx) => {
-                self.inner.dispatch(name, arguments, ctx)
-            }
-            Some(_) => DispatchFuture::ready(Err(ToolError::NotAvailable {
-                name: name.to_owned(),
-            })),
-            None => {
-                let visible = self.specifications(ctx);
-                let error = ToolError::unknown_tool(name, visible.iter().map(|s| s.name.as_str()));
-                DispatchFuture::ready(Err(error))
-            }
+        match self.allowed(name, ctx) {
+            Ok(()) => self.inner.dispatch(name, arguments, ctx),
+            Err(error) => DispatchFuture::ready(Err(error)),
         }
     }
 

@@ -5,12 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::handler::ToolStart;
+use crate::lifecycle::Observation;
 use crate::toolbox::{BoxFuture, DispatchResult};
 use crate::DispatchFuture;
-use crate::{Context, ToolBox, ToolError, ToolHandler};
+use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler};
 
 /// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
 /// default and per-tool limits (a per-tool limit wins). Needs a Tokio runtime
@@ -65,7 +63,7 @@ impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         let call = self.inner.dispatch(name, arguments, ctx);
@@ -97,7 +95,8 @@ where
 /// Reports every raw dispatch of the wrapped box to a [`ToolHandler`], next
 /// to (not instead of) the handler of each call: a registry's or an
 /// application's global listeners. Panics inside the wrapped box are caught
-/// here too, so the listener always sees exactly one of success or error.
+/// here too, and a call dropped before it ends reports `Cancelled`, so the
+/// listener always sees exactly one of success or error per start.
 pub struct ObservedToolBox<B> {
     inner: B,
     observer: Arc<dyn Fn() -> ToolHandler + Send + Sync>,
@@ -124,7 +123,7 @@ impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         let handler = (self.observer)();
@@ -132,15 +131,9 @@ impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
             return self.inner.dispatch(name, arguments, ctx);
         }
         DispatchFuture::new(async move {
-            let call_id = ctx.call_id();
-            handler.started(&ToolStart {
-                name,
-                call_id,
-                arguments,
-            });
-            let started = std::time::Instant::now();
+            let observation = Observation::start(&handler, name, ctx.call_id(), arguments, None);
             let result = crate::lifecycle::guarded(&self.inner, name, arguments, ctx).await;
-            handler.report(name, call_id, &result, started.elapsed());
+            observation.finish(&result);
             result
         })
     }

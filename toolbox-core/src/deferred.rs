@@ -3,11 +3,10 @@
 
 use std::sync::Mutex;
 
-use serde_json::Value;
-
 use crate::toolbox::BoxFuture;
 use crate::{
-    Context, DispatchFuture, ToolBox, ToolCall, ToolError, ToolResponse, ToolSpecification,
+    Arguments, Context, DispatchFuture, ToolBox, ToolCall, ToolError, ToolResponse,
+    ToolSpecification,
 };
 
 /// The text a deferred call answers with.
@@ -74,13 +73,17 @@ impl<B: ToolBox> ToolBox for DeferredToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         if self.inner.contains(name, ctx) || self.deferred(name).is_none() {
             return self.inner.dispatch(name, arguments, ctx);
         }
-        let mut call = ToolCall::new(name, arguments.clone());
+        let arguments = match arguments.to_value() {
+            Ok(value) => value.into_owned(),
+            Err(error) => return DispatchFuture::ready(Err(error)),
+        };
+        let mut call = ToolCall::new(name, arguments);
         call.id = ctx.call_id().map(str::to_owned);
         self.queue
             .lock()

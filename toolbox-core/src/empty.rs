@@ -1,9 +1,7 @@
 //! The box with no tools.
 
-use serde_json::Value;
-
 use crate::DispatchFuture;
-use crate::{Context, ToolBox, ToolError, ToolSpecification};
+use crate::{Arguments, Context, ToolBox, ToolError, ToolSpecification};
 
 /// A box with no tools: the default when an agent should call nothing.
 /// Every call is an unknown tool.
@@ -23,7 +21,12 @@ impl ToolBox for EmptyToolBox {
         None
     }
 
-    fn dispatch<'a>(&'a self, name: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        _: Arguments<'a>,
+        _: &'a Context,
+    ) -> DispatchFuture<'a> {
         DispatchFuture::ready(Err(ToolError::unknown_tool(name, [])))
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
+use crate::args::echo;
+
 /// A boxed error carried as the operator-facing cause of a [`ToolError`].
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
@@ -20,7 +22,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool of that name exists in the box.
-    #[error("unknown tool `{name}`")]
+    #[error("unknown tool `{}`", echo(name))]
     UnknownTool {
         /// The name the caller asked for.
         name: String,
@@ -28,7 +30,7 @@ pub enum ToolError {
         suggestions: Vec<String>,
     },
     /// The tool exists but a condition hides it in this context.
-    #[error("tool `{name}` is not available in this context")]
+    #[error("tool `{}` is not available in this context", echo(name))]
     NotAvailable {
         /// The hidden tool's name.
         name: String,
@@ -200,17 +202,19 @@ impl ToolError {
     /// (a panic's message or a transport error's cause stay with the operator).
     pub fn model_message(&self) -> String {
         match self {
-            ToolError::UnknownTool { name, suggestions } => match suggestions.as_slice() {
-                [] => format!("unknown tool `{name}`"),
-                [one] => format!("unknown tool `{name}`; did you mean `{one}`?"),
-                many => {
-                    let list: Vec<String> = many.iter().map(|s| format!("`{s}`")).collect();
-                    format!(
-                        "unknown tool `{name}`; did you mean one of {}?",
-                        list.join(", ")
-                    )
+            ToolError::UnknownTool { name, suggestions } => {
+                match (echo(name), suggestions.as_slice()) {
+                    (name, []) => format!("unknown tool `{name}`"),
+                    (name, [one]) => format!("unknown tool `{name}`; did you mean `{one}`?"),
+                    (name, many) => {
+                        let list: Vec<String> = many.iter().map(|s| format!("`{s}`")).collect();
+                        format!(
+                            "unknown tool `{name}`; did you mean one of {}?",
+                            list.join(", ")
+                        )
+                    }
                 }
-            },
+            }
             ToolError::Panicked { .. } => {
                 "the tool failed with an internal error; do not retry this call".to_owned()
             }
@@ -273,48 +277,98 @@ impl Display for HumanDuration {
     }
 }
 
-/// Up to three names from `available` closest to `name`: by edit distance
-/// (at most a third of the name's length, and at least 2), or containing it.
-/// This is how unknown-tool errors pick their suggestions.
+/// Up to three names from `available` closest to `name`, best first: by
+/// edit distance (at most a third of the name's length, and at least 2),
+/// also when the model dropped, added or misspelled a box prefix or a
+/// module alias (`get_custmer` finds `crm_get_customer`), or names that
+/// contain it. This is how unknown-tool errors pick their suggestions.
+///
+/// The cost is bounded: each comparison is a capped edit distance, and a
+/// name longer than any tool name can be (over 96 characters) is not
+/// compared at all.
 pub fn closest_names<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let wanted = name.to_ascii_lowercase();
-    let limit = (wanted.chars().count() / 3).max(2);
-    let mut scored: Vec<(usize, &str)> = available
+    if name.is_empty() || name.len() > 96 {
+        return Vec::new();
+    }
+    let wanted: Vec<char> = name.to_lowercase().chars().collect();
+    let wanted_suffixes: Vec<&[char]> = suffixes(&wanted).collect();
+    let mut scored: Vec<(usize, usize, &str)> = available
         .into_iter()
         .filter_map(|candidate| {
-            let lower = candidate.to_ascii_lowercase();
-            let distance = edit_distance(&wanted, &lower);
-            if distance <= limit {
-                Some((distance, candidate))
-            } else if !wanted.is_empty() && (lower.contains(&wanted) || wanted.contains(&lower)) {
-                Some((limit + 1, candidate))
-            } else {
-                None
+            if candidate.len() > 96 {
+                return None;
+            }
+            let lower: Vec<char> = candidate.to_lowercase().chars().collect();
+            let limit = |len: usize| (len / 3).max(2);
+            let whole = capped_distance(&wanted, &lower, limit(wanted.len()));
+            // The model dropped a prefix (`get_custmer` for `crm_get_customer`)…
+            let dropped = suffixes(&lower)
+                .filter_map(|suffix| capped_distance(&wanted, suffix, limit(wanted.len())))
+                .min();
+            // …or added one (`crm_get_customer` for `get_customer`).
+            let added = wanted_suffixes
+                .iter()
+                .filter_map(|suffix| capped_distance(suffix, &lower, limit(suffix.len())))
+                .min();
+            let best = [whole, dropped.map(|d| d + 1), added.map(|d| d + 1)]
+                .into_iter()
+                .flatten()
+                .min();
+            match best {
+                Some(score) => Some((score, whole.unwrap_or(usize::MAX), candidate)),
+                None => {
+                    let (text, lower_text) = (name.to_lowercase(), candidate.to_lowercase());
+                    if lower_text.contains(&text)
+                        || (lower_text.len() >= 3 && text.contains(&lower_text))
+                    {
+                        Some((limit(wanted.len()) + 2, usize::MAX, candidate))
+                    } else {
+                        None
+                    }
+                }
             }
         })
         .collect();
-    scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| a.2.cmp(b.2)));
+    scored.dedup_by(|a, b| a.2 == b.2);
     scored
         .into_iter()
         .take(3)
-        .map(|(_, n)| n.to_owned())
+        .map(|(_, _, n)| n.to_owned())
         .collect()
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
+/// The parts of a name after each `_` (or `-`), at least three characters long.
+fn suffixes(name: &[char]) -> impl Iterator<Item = &[char]> {
+    name.iter()
+        .enumerate()
+        .filter(|(_, c)| **c == '_' || **c == '-')
+        .map(move |(i, _)| &name[i + 1..])
+        .filter(|rest| rest.len() >= 3)
+}
+
+/// The edit distance of `a` and `b` when it is at most `cap`, else `None`;
+/// stops as soon as every path exceeds the cap.
+fn capped_distance(a: &[char], b: &[char], cap: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > cap {
+        return None;
+    }
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in a.iter().enumerate() {
         current[0] = i + 1;
+        let mut row_min = current[0];
         for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
+            let substitution = previous[j] + usize::from(ca != cb);
             current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            row_min = row_min.min(current[j + 1]);
+        }
+        if row_min > cap {
+            return None;
         }
         std::mem::swap(&mut previous, &mut current);
     }
-    previous[b.len()]
+    Some(previous[b.len()]).filter(|d| *d <= cap)
 }
 
 #[cfg(test)]
@@ -328,6 +382,28 @@ mod tests {
         assert_eq!(closest_names("math_sbu", names), vec!["math_sub"]);
         assert_eq!(closest_names("weather", names), vec!["weather_get"]);
         assert!(closest_names("zzzzzz", names).is_empty());
+    }
+
+    #[test]
+    fn suggestions_cross_box_prefixes() {
+        let names = ["crm_get_customer", "crm_list_orders", "orders_get_order"];
+        // Dropped prefix, misspelled rest.
+        assert_eq!(
+            closest_names("get_custmer", names),
+            vec!["crm_get_customer"]
+        );
+        // Misspelled prefix.
+        assert_eq!(
+            closest_names("crn_get_customer", names)[0],
+            "crm_get_customer"
+        );
+        // Added prefix to a bare name.
+        assert_eq!(
+            closest_names("crm_get_customer", ["get_customer", "now"]),
+            vec!["get_customer"]
+        );
+        // Names no tool can match are not compared.
+        assert!(closest_names(&"a_".repeat(50_000), names).is_empty());
     }
 
     #[test]

@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::toolbox::DispatchResult;
-use crate::{ToolError, ToolErrorKind, ToolResponse};
+use crate::{Arguments, ToolError, ToolErrorKind, ToolResponse};
 
 /// A call is about to run.
 #[derive(Debug)]
@@ -17,8 +17,8 @@ pub struct ToolStart<'a> {
     pub name: &'a str,
     /// The provider's call id, when known.
     pub call_id: Option<&'a str>,
-    /// The arguments as the caller sent them.
-    pub arguments: &'a Value,
+    /// The arguments as the caller sent them (a value or JSON text).
+    pub arguments: Arguments<'a>,
 }
 
 /// A call returned a result.
@@ -56,6 +56,10 @@ type FailureFn = dyn Fn(&ToolFailure<'_>) + Send + Sync;
 /// Observes every invocation: `on_start`, then exactly one of `on_success`
 /// or `on_error`, with the elapsed time. Cheap to clone.
 ///
+/// Callbacks are held in flat lists (adding one is O(1), however many there
+/// are) and each runs with panics caught: a panicking observer is logged
+/// and never changes a call's outcome, nor stops the observers after it.
+///
 /// ```
 /// use toolbox_core::ToolHandler;
 /// let handler = ToolHandler::new()
@@ -66,9 +70,32 @@ type FailureFn = dyn Fn(&ToolFailure<'_>) + Send + Sync;
 /// ```
 #[derive(Clone, Default)]
 pub struct ToolHandler {
-    start: Option<Arc<StartFn>>,
-    success: Option<Arc<SuccessFn>>,
-    failure: Option<Arc<FailureFn>>,
+    start: Option<Arc<Vec<Arc<StartFn>>>>,
+    success: Option<Arc<Vec<Arc<SuccessFn>>>>,
+    failure: Option<Arc<Vec<Arc<FailureFn>>>>,
+}
+
+fn push<F: ?Sized>(list: &mut Option<Arc<Vec<Arc<F>>>>, f: Arc<F>) {
+    Arc::make_mut(list.get_or_insert_with(Default::default)).push(f);
+}
+
+fn extend<F: ?Sized>(list: &mut Option<Arc<Vec<Arc<F>>>>, other: &Option<Arc<Vec<Arc<F>>>>) {
+    if let Some(other) = other {
+        Arc::make_mut(list.get_or_insert_with(Default::default)).extend(other.iter().cloned());
+    }
+}
+
+/// Runs one observer with its panic caught and logged.
+fn guard(event: &str, name: &str, f: impl FnOnce()) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+        let message = crate::lifecycle::panic_text(&*payload);
+        tracing::error!(
+            tool = %crate::args::echo(name),
+            event,
+            panic = %message,
+            "a tool call observer panicked; the call's outcome is unchanged"
+        );
+    }
 }
 
 impl ToolHandler {
@@ -84,53 +111,28 @@ impl ToolHandler {
 
     /// Adds a callback for call starts, after any already set.
     pub fn on_start(mut self, f: impl Fn(&ToolStart<'_>) + Send + Sync + 'static) -> Self {
-        self.start = Some(match self.start.take() {
-            None => Arc::new(f),
-            Some(first) => Arc::new(move |e: &ToolStart<'_>| {
-                first(e);
-                f(e)
-            }),
-        });
+        push(&mut self.start, Arc::new(f) as Arc<StartFn>);
         self
     }
 
     /// Adds a callback for successful calls, after any already set.
     pub fn on_success(mut self, f: impl Fn(&ToolSuccess<'_>) + Send + Sync + 'static) -> Self {
-        self.success = Some(match self.success.take() {
-            None => Arc::new(f),
-            Some(first) => Arc::new(move |e: &ToolSuccess<'_>| {
-                first(e);
-                f(e)
-            }),
-        });
+        push(&mut self.success, Arc::new(f) as Arc<SuccessFn>);
         self
     }
 
     /// Adds a callback for failed calls, after any already set.
     pub fn on_error(mut self, f: impl Fn(&ToolFailure<'_>) + Send + Sync + 'static) -> Self {
-        self.failure = Some(match self.failure.take() {
-            None => Arc::new(f),
-            Some(first) => Arc::new(move |e: &ToolFailure<'_>| {
-                first(e);
-                f(e)
-            }),
-        });
+        push(&mut self.failure, Arc::new(f) as Arc<FailureFn>);
         self
     }
 
     /// A handler that runs this one's callbacks, then `other`'s.
-    pub fn and(self, other: &ToolHandler) -> Self {
-        let mut merged = self;
-        if let Some(f) = other.start.clone() {
-            merged = merged.on_start(move |e| f(e));
-        }
-        if let Some(f) = other.success.clone() {
-            merged = merged.on_success(move |e| f(e));
-        }
-        if let Some(f) = other.failure.clone() {
-            merged = merged.on_error(move |e| f(e));
-        }
-        merged
+    pub fn and(mut self, other: &ToolHandler) -> Self {
+        extend(&mut self.start, &other.start);
+        extend(&mut self.success, &other.success);
+        extend(&mut self.failure, &other.failure);
+        self
     }
 
     /// Whether any callback is set.
@@ -140,8 +142,10 @@ impl ToolHandler {
 
     #[inline]
     pub(crate) fn started(&self, event: &ToolStart<'_>) {
-        if let Some(f) = &self.start {
-            f(event)
+        if let Some(list) = &self.start {
+            for f in list.iter() {
+                guard("on_start", event.name, || f(event));
+            }
         }
     }
 
@@ -156,29 +160,38 @@ impl ToolHandler {
         elapsed: Duration,
     ) -> Option<ToolErrorKind> {
         let failure = |error: &ToolError| {
-            if let Some(f) = &self.failure {
-                f(&ToolFailure {
+            if let Some(list) = &self.failure {
+                let event = ToolFailure {
                     name,
                     call_id,
                     error,
                     elapsed,
-                })
+                };
+                for f in list.iter() {
+                    guard("on_error", name, || f(&event));
+                }
             }
             Some(error.kind())
         };
         match result {
             Ok(response) if !response.is_error => {
-                if let Some(f) = &self.success {
-                    f(&ToolSuccess {
+                if let Some(list) = &self.success {
+                    let event = ToolSuccess {
                         name,
                         call_id,
                         response,
                         elapsed,
-                    })
+                    };
+                    for f in list.iter() {
+                        guard("on_success", name, || f(&event));
+                    }
                 }
                 None
             }
-            Ok(response) => failure(&ToolError::failed(&response.content)),
+            Ok(response) if self.failure.is_some() => {
+                failure(&ToolError::failed(&response.content))
+            }
+            Ok(_) => Some(ToolErrorKind::Failed),
             Err(error) => failure(error),
         }
     }

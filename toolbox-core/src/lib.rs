@@ -32,6 +32,7 @@
 //! # }).unwrap();
 //! ```
 
+mod args;
 mod call;
 mod closure;
 mod condition;
@@ -57,8 +58,8 @@ pub mod schema;
 mod spec;
 pub mod testing;
 mod toolbox;
-mod tracked;
 
+pub use args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
 pub use call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
 pub use closure::{tool_fn, try_tool_fn, FnTool, ToolClosure, ToolSet};
 pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
@@ -70,7 +71,10 @@ pub use empty::EmptyToolBox;
 pub use error::{closest_names, BoxError, ToolError, ToolErrorKind};
 pub use handler::{ToolFailure, ToolHandler, ToolStart, ToolSuccess};
 pub use multi::{MultiToolBox, MultiToolBoxBuilder};
-pub use record::{read_tape, RecordingToolBox, ReplayToolBox, TapeEntry, TapeError};
+pub use record::{
+    read_tape, RecordingToolBox, ReplayToolBox, Tape, TapeDefect, TapeEntry, TapeError,
+    MAX_TAPE_LINE,
+};
 pub use response::ToolResponse;
 pub use spec::{is_valid_tool_name, ToolAnnotations, ToolSpecification};
 pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt, ToolCallback};

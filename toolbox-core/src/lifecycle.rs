@@ -7,43 +7,37 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use serde_json::Value;
 use tracing::Span;
 
+use crate::args::echo;
 use crate::handler::ToolStart;
 use crate::toolbox::DispatchResult;
 use crate::DispatchFuture;
-use crate::{normalize_arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
+use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
 
 pub(crate) async fn run<B: ToolBox + ?Sized>(
     toolbox: &B,
     name: &str,
-    arguments: &Value,
+    arguments: Arguments<'_>,
     ctx: &Context,
     handler: &ToolHandler,
 ) -> ToolResponse {
     let call_id = ctx.call_id();
     let span = tracing::info_span!(
         "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
+        otel.name = %format_args!("execute_tool {}", echo(name)),
         otel.kind = "internal",
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = name,
+        gen_ai.tool.name = %echo(name),
         gen_ai.tool.type = "function",
         gen_ai.tool.call.id = call_id,
         error.type = tracing::field::Empty,
     );
-    handler.started(&ToolStart {
-        name,
-        call_id,
-        arguments,
-    });
-    let clock = clock();
-    let started = clock.raw();
-    let result = match normalize_arguments(arguments) {
-        Err(error) => Err(error),
-        Ok(_) if ctx.is_cancelled() => Err(ToolError::Cancelled),
-        Ok(arguments) => match start(toolbox, name, &arguments, ctx, &span) {
+    let observation = Observation::start(handler, name, call_id, arguments, Some(&span));
+    let result = if ctx.is_cancelled() {
+        Err(ToolError::Cancelled)
+    } else {
+        match start(toolbox, name, arguments, ctx, &span) {
             Ok(result) => result,
             Err(dispatch) => match ctx.cancellation() {
                 None => dispatch.await,
@@ -59,15 +53,74 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
                     .await
                 }
             },
-        },
+        }
     };
-    let elapsed = clock.delta(started, clock.raw());
-    if let Some(kind) = handler.report(name, call_id, &result, elapsed) {
-        span.record("error.type", kind.as_str());
-    }
+    observation.finish(&result);
     match result {
         Ok(response) => response,
         Err(error) => ToolResponse::error(error.model_message()),
+    }
+}
+
+/// One call as its observers see it: `on_start` when it begins, then
+/// exactly one end event: the result's, or `Cancelled` when the call is
+/// dropped before it finishes (a caller's timeout, a `select!`).
+pub(crate) struct Observation<'a> {
+    handler: &'a ToolHandler,
+    name: &'a str,
+    call_id: Option<&'a str>,
+    started: u64,
+    span: Option<&'a Span>,
+    ended: bool,
+}
+
+impl<'a> Observation<'a> {
+    pub(crate) fn start(
+        handler: &'a ToolHandler,
+        name: &'a str,
+        call_id: Option<&'a str>,
+        arguments: Arguments<'a>,
+        span: Option<&'a Span>,
+    ) -> Self {
+        handler.started(&ToolStart {
+            name,
+            call_id,
+            arguments,
+        });
+        Observation {
+            handler,
+            name,
+            call_id,
+            started: clock().raw(),
+            span,
+            ended: false,
+        }
+    }
+
+    pub(crate) fn finish(mut self, result: &DispatchResult) {
+        self.end(result);
+    }
+
+    fn end(&mut self, result: &DispatchResult) {
+        self.ended = true;
+        let clock = clock();
+        let elapsed = clock.delta(self.started, clock.raw());
+        if let Some(kind) = self
+            .handler
+            .report(self.name, self.call_id, result, elapsed)
+        {
+            if let Some(span) = self.span {
+                span.record("error.type", kind.as_str());
+            }
+        }
+    }
+}
+
+impl Drop for Observation<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.end(&Err(ToolError::Cancelled));
+        }
     }
 }
 
@@ -78,7 +131,7 @@ pub(crate) async fn run<B: ToolBox + ?Sized>(
 fn start<'a: 's, 's, B: ToolBox + ?Sized>(
     toolbox: &'a B,
     name: &'a str,
-    arguments: &'a Value,
+    arguments: Arguments<'a>,
     ctx: &'a Context,
     span: &'s Span,
 ) -> Result<DispatchResult, Guarded<'s>> {
@@ -99,7 +152,7 @@ fn start<'a: 's, 's, B: ToolBox + ?Sized>(
 pub(crate) async fn guarded<B: ToolBox + ?Sized>(
     toolbox: &B,
     name: &str,
-    arguments: &Value,
+    arguments: Arguments<'_>,
     ctx: &Context,
 ) -> DispatchResult {
     let span = Span::none();
@@ -147,12 +200,18 @@ fn clock() -> &'static quanta::Clock {
 }
 
 fn panicked(payload: Box<dyn Any + Send>) -> ToolError {
-    let message = if let Some(text) = payload.downcast_ref::<&str>() {
+    ToolError::Panicked {
+        message: panic_text(&*payload),
+    }
+}
+
+/// A panic payload's text, when it has one.
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {
         text.clone()
     } else {
         "a panic with a non-string payload".to_owned()
-    };
-    ToolError::Panicked { message }
+    }
 }

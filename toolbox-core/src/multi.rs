@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-use serde_json::Value;
-
 use crate::spec::tool_name_problem;
 use crate::toolbox::BoxFuture;
 use crate::DispatchFuture;
-use crate::{Context, DefinitionError, NamedToolBox, ToolBox, ToolError, ToolSpecification};
+use crate::{
+    Arguments, Context, DefinitionError, NamedToolBox, ToolBox, ToolError, ToolSpecification,
+};
+use rustc_hash::FxHashMap;
 
 /// Named boxes merged into one. A tool `get` of box `crm` is exposed as
 /// `crm_get`, so two boxes may both have a `get`. Calls are routed back by
@@ -63,14 +63,14 @@ impl MultiToolBoxBuilder {
     }
 
     /// Builds the merged box. Fails, listing every problem at once, when two
-    /// boxes share a name, a box name is illegal, or an exposed name (as
-    /// listed in an empty context) collides with another or breaks the
-    /// providers' name rules.
+    /// boxes share a name, a box name is illegal, or an exposed name collides
+    /// with another or breaks the providers' name rules. Every tool a box can
+    /// ever offer counts (its [`catalog`](ToolBox::catalog)), so a merge
+    /// cannot collide only in some contexts.
     pub fn build(self) -> Result<MultiToolBox, DefinitionError> {
         let mut problems = Vec::new();
         let mut by_name = FxHashMap::default();
         let mut exposed: HashMap<String, (String, String)> = HashMap::new();
-        let ctx = Context::new();
         for (position, child) in self.children.iter().enumerate() {
             if child.name.is_empty() {
                 problems.push("a box name must not be empty".to_owned());
@@ -83,7 +83,7 @@ impl MultiToolBoxBuilder {
             {
                 problems.push(format!("two boxes are named `{}`", child.name));
             }
-            for spec in child.toolbox.specifications(&ctx) {
+            for spec in child.toolbox.catalog() {
                 let name = exposed_name(&child.name, &spec.name);
                 if let Some(problem) = tool_name_problem(&name) {
                     problems.push(format!(
@@ -134,12 +134,17 @@ impl MultiToolBox {
     /// The child box and where the tool name starts within an exposed name.
     /// Only the `_` positions of the name are tried, each one hash lookup.
     fn route(&self, name: &str, ctx: &Context) -> Option<(&Child, usize)> {
-        let mut candidates = name.match_indices('_').filter_map(|(split, _)| {
-            Some((
-                &self.children[*self.by_name.get(&name[..split])?],
-                split + 1,
-            ))
-        });
+        // A box name is at most 64 characters: later `_`s cannot end one,
+        // so a name full of `_` costs at most 64 short lookups.
+        let mut candidates = name
+            .match_indices('_')
+            .take_while(|(split, _)| *split <= 64)
+            .filter_map(|(split, _)| {
+                Some((
+                    &self.children[*self.by_name.get(&name[..split])?],
+                    split + 1,
+                ))
+            });
         let first = candidates.next()?;
         if first.0.toolbox.contains(&name[first.1..], ctx) {
             return Some(first);
@@ -181,6 +186,24 @@ impl ToolBox for MultiToolBox {
         self.route(name, ctx).is_some()
     }
 
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        let mut specs = Vec::new();
+        for child in &self.children {
+            specs.extend(child.toolbox.catalog().into_iter().map(|mut spec| {
+                spec.name = exposed_name(&child.name, &spec.name);
+                spec
+            }));
+        }
+        specs
+    }
+
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        match self.route(name, ctx) {
+            Some((child, start)) => child.toolbox.check(&name[start..], arguments, ctx),
+            None => Err(self.unknown(name, ctx)),
+        }
+    }
+
     fn specification(
         &self,
         name: &str,
@@ -198,7 +221,7 @@ impl ToolBox for MultiToolBox {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         match self.route(name, ctx) {

@@ -15,8 +15,8 @@ pub use serde_json::Value;
 pub use crate::decorate::with_timeout;
 pub use crate::toolbox::DispatchResult;
 pub use crate::{
-    deserialize_arguments, Args, BoxError, Context, DispatchFuture, FromContext, NamedToolBox,
-    ToolAnnotations, ToolBox, ToolError, ToolResponse, ToolSpecification,
+    Args, Arguments, BoxError, Context, DispatchFuture, FromContext, NamedToolBox, ToolAnnotations,
+    ToolBox, ToolError, ToolResponse, ToolSpecification,
 };
 
 /// The argument schema of a generated argument struct (always an object).
@@ -30,6 +30,15 @@ pub fn output<T: serde::Serialize + ?Sized>(value: &T) -> DispatchResult {
 
 pub fn unknown(name: &str, names: &[&str]) -> DispatchResult {
     Err(ToolError::unknown_tool(name, names.iter().copied()))
+}
+
+pub fn unknown_error(name: &str, names: &[&str]) -> Result<(), ToolError> {
+    Err(ToolError::unknown_tool(name, names.iter().copied()))
+}
+
+/// Checks arguments with the deserializer the tool's dispatch uses.
+pub fn check<T: serde::de::DeserializeOwned>(arguments: Arguments<'_>) -> Result<(), ToolError> {
+    arguments.deserialize::<T>().map(drop)
 }
 
 pub fn annotations(

@@ -2,7 +2,7 @@
 //! any tool: re-run a turn in a debugger, or pin a test to real traffic.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{Context, DispatchFuture, ToolBox, ToolError, ToolErrorKind, ToolResponse};
+use crate::{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolErrorKind, ToolResponse};
+
+/// The largest tape line written or read (16 MiB). A bigger entry is
+/// recorded with its arguments and response replaced by a note saying so;
+/// a bigger line in a tape is reported as a defect, not read into memory.
+pub const MAX_TAPE_LINE: usize = 16 * 1024 * 1024;
 
 /// One recorded call: a line of the tape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,8 +48,10 @@ pub struct TapeError {
 }
 
 /// Writes every call of the wrapped box — name, arguments, result or error,
-/// duration, call id — as one JSON line, flushed per call so a crash loses
-/// nothing. A write failure is logged and never fails the call.
+/// duration, call id — as one JSON line, written with one `write` and
+/// flushed per call, so a crash loses at most the line being written and
+/// recorders appending to one file never interleave. Numbers round-trip
+/// exactly. A write failure is logged and never fails the call.
 pub struct RecordingToolBox<B> {
     inner: B,
     sink: Arc<Mutex<Box<dyn Write + Send>>>,
@@ -68,7 +75,7 @@ impl<B: ToolBox> RecordingToolBox<B> {
     fn write(
         &self,
         name: &str,
-        arguments: &Value,
+        arguments: Arguments<'_>,
         ctx: &Context,
         result: &DispatchResult,
         micros: u64,
@@ -92,20 +99,32 @@ impl<B: ToolBox> RecordingToolBox<B> {
                 }),
             ),
         };
-        let entry = TapeEntry {
+        let mut entry = TapeEntry {
             call_id: ctx.call_id().map(str::to_owned),
             name: name.to_owned(),
-            arguments: arguments.clone(),
+            arguments: match arguments.to_value() {
+                Ok(value) => value.into_owned(),
+                Err(_) => arguments.to_json(),
+            },
             response,
             error,
             duration_us: micros,
         };
-        let written = serde_json::to_string(&entry)
-            .map_err(io::Error::other)
+        let written = tape_line(&entry)
+            .and_then(|line| {
+                if line.len() <= MAX_TAPE_LINE {
+                    return Ok(line);
+                }
+                let size = line.len();
+                entry.arguments =
+                    Value::String(format!("(not recorded: the entry took {size} bytes)"));
+                entry.response.content = format!("(not recorded: the entry took {size} bytes)");
+                entry.response.element = None;
+                tape_line(&entry)
+            })
             .and_then(|line| {
                 let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
-                sink.write_all(line.as_bytes())?;
-                sink.write_all(b"\n")?;
+                sink.write_all(&line)?;
                 sink.flush()
             });
         if let Err(error) = written {
@@ -120,7 +139,7 @@ impl<B: ToolBox> ToolBox for RecordingToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         DispatchFuture::new(async move {
@@ -137,26 +156,137 @@ impl<B: ToolBox> ToolBox for RecordingToolBox<B> {
     }
 }
 
-/// Reads a tape written by [`RecordingToolBox`]. A line that is not a tape
-/// entry is an error naming the line.
-pub fn read_tape(path: impl AsRef<Path>) -> io::Result<Vec<TapeEntry>> {
+/// One entry as one buffer: the JSON and its newline, written at once.
+fn tape_line(entry: &TapeEntry) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// What [`read_tape`] recovered: every complete entry, and what could not
+/// be read (a line cut by a crash, a corrupt or oversized line), so a tape
+/// is read like a write-ahead log and nothing before a defect is lost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tape {
+    /// The entries read, in order.
+    pub entries: Vec<TapeEntry>,
+    /// The lines that could not be read, in order.
+    pub defects: Vec<TapeDefect>,
+}
+
+/// A tape line that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapeDefect {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// The byte offset where the line starts.
+    pub offset: u64,
+    /// Whether this is the last line, cut before its newline (a crash
+    /// mid-write): the torn tail.
+    pub torn: bool,
+    /// Why it could not be read, naming the file and line.
+    pub reason: String,
+}
+
+impl Tape {
+    /// The entries, refusing a tape with any defect (the first one is the
+    /// error).
+    pub fn strict(self) -> io::Result<Vec<TapeEntry>> {
+        match self.defects.into_iter().next() {
+            None => Ok(self.entries),
+            Some(defect) => Err(io::Error::new(io::ErrorKind::InvalidData, defect.reason)),
+        }
+    }
+
+    /// The torn tail, if the tape ends in a line cut mid-write.
+    pub fn torn_tail(&self) -> Option<&TapeDefect> {
+        self.defects.last().filter(|d| d.torn)
+    }
+}
+
+impl std::ops::Deref for Tape {
+    type Target = [TapeEntry];
+
+    fn deref(&self) -> &[TapeEntry] {
+        &self.entries
+    }
+}
+
+impl From<Tape> for Vec<TapeEntry> {
+    fn from(tape: Tape) -> Self {
+        tape.entries
+    }
+}
+
+/// Reads a tape written by [`RecordingToolBox`]: every complete entry, with
+/// each line that is not one reported as a [`TapeDefect`] naming the line.
+/// Fails only when the file cannot be read.
+pub fn read_tape(path: impl AsRef<Path>) -> io::Result<Tape> {
     let path = path.as_ref();
-    let reader = BufReader::new(File::open(path)?);
-    let mut entries = Vec::new();
-    for (number, line) in reader.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
+    let mut reader = BufReader::new(File::open(path)?);
+    let mut tape = Tape::default();
+    let mut offset = 0u64;
+    let mut line = Vec::new();
+    for number in 1.. {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_TAPE_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        let start = offset;
+        offset += read as u64;
+        let complete = line.last() == Some(&b'\n');
+        let defect = |reason: String| TapeDefect {
+            line: number,
+            offset: start,
+            torn: false,
+            reason: format!("{}:{number}: {reason}", path.display()),
+        };
+        if !complete && read > MAX_TAPE_LINE {
+            tape.defects.push(defect(format!(
+                "the line is longer than {MAX_TAPE_LINE} bytes; skipped"
+            )));
+            // Skip the rest of the oversized line.
+            loop {
+                let buffer = reader.fill_buf()?;
+                if buffer.is_empty() {
+                    break;
+                }
+                match buffer.iter().position(|b| *b == b'\n') {
+                    Some(end) => {
+                        reader.consume(end + 1);
+                        offset += end as u64 + 1;
+                        break;
+                    }
+                    None => {
+                        let len = buffer.len();
+                        reader.consume(len);
+                        offset += len as u64;
+                    }
+                }
+            }
             continue;
         }
-        let entry = serde_json::from_str(&line).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}:{}: not a tape entry: {e}", path.display(), number + 1),
-            )
-        })?;
-        entries.push(entry);
+        let text = String::from_utf8_lossy(&line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<TapeEntry>(&text) {
+            Ok(entry) => tape.entries.push(entry),
+            Err(error) if !complete => tape.defects.push(TapeDefect {
+                torn: true,
+                ..defect(format!(
+                    "the last line is cut short (a crash mid-write?): {error}"
+                ))
+            }),
+            Err(error) => tape
+                .defects
+                .push(defect(format!("not a tape entry: {error}"))),
+        }
     }
-    Ok(entries)
+    Ok(tape)
 }
 
 /// Answers calls from a tape, in order, without running any tool. A call
@@ -171,12 +301,12 @@ pub struct ReplayToolBox<B> {
 }
 
 impl<B: ToolBox> ReplayToolBox<B> {
-    /// Replays `tape`; `live` provides the specifications (and, when lenient,
-    /// answers drifting calls).
-    pub fn new(tape: Vec<TapeEntry>, live: B) -> Self {
+    /// Replays `tape` (a [`Tape`] or its entries); `live` provides the
+    /// specifications (and, when lenient, answers drifting calls).
+    pub fn new(tape: impl Into<Vec<TapeEntry>>, live: B) -> Self {
         ReplayToolBox {
             live,
-            tape,
+            tape: tape.into(),
             position: Mutex::new(0),
             lenient: false,
         }
@@ -193,7 +323,7 @@ impl<B: ToolBox> ReplayToolBox<B> {
         *self.position.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn next(&self, name: &str, arguments: &Value) -> Result<TapeEntry, String> {
+    fn next(&self, name: &str, arguments: Arguments<'_>) -> Result<TapeEntry, String> {
         let mut position = self.position.lock().unwrap_or_else(|p| p.into_inner());
         let number = *position + 1;
         let Some(entry) = self.tape.get(*position) else {
@@ -208,8 +338,12 @@ impl<B: ToolBox> ReplayToolBox<B> {
                 entry.name
             ));
         }
+        let arguments = match arguments.to_value() {
+            Ok(value) => value,
+            Err(_) => std::borrow::Cow::Owned(arguments.to_json()),
+        };
         if let Some((path, taped, called)) =
-            first_difference(&entry.arguments, arguments, String::new())
+            first_difference(&entry.arguments, &arguments, String::new())
         {
             let at = if path.is_empty() {
                 "the whole object".to_owned()
@@ -269,7 +403,7 @@ impl<B: ToolBox> ToolBox for ReplayToolBox<B> {
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         match self.next(name, arguments) {

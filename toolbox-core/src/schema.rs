@@ -96,3 +96,278 @@ pub(crate) fn describe_property(
         }
     }
 }
+
+/// Checks arguments against a tool's JSON Schema, for boxes that have no
+/// Rust type to deserialize into: the keywords tool schemas use (`type`,
+/// `enum`, `const`, `properties`, `required`, `additionalProperties`,
+/// `items`, `anyOf`/`oneOf`/`allOf`, local `$ref`, numeric and length
+/// bounds); other keywords are not checked. The error names the JSON path
+/// of the first value that does not fit.
+pub fn check_arguments(
+    schema: &Value,
+    arguments: crate::Arguments<'_>,
+) -> Result<(), crate::ToolError> {
+    let arguments = arguments.to_value()?;
+    let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
+    let mut path = Vec::new();
+    match fits(schema, &arguments, defs, 0, &mut path) {
+        Ok(()) => Ok(()),
+        Err(reason) => Err(crate::ToolError::invalid_arguments(
+            path_text(&path),
+            reason,
+        )),
+    }
+}
+
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn path_text(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&crate::args::echo(key));
+            }
+            Step::Index(index) => out.push_str(&format!("[{index}]")),
+        }
+    }
+    out
+}
+
+/// `Ok` when `value` fits `schema`; else why not, with `path` left at the
+/// offending value.
+fn fits(
+    schema: &Value,
+    value: &Value,
+    defs: Option<&Value>,
+    depth: usize,
+    path: &mut Vec<Step>,
+) -> Result<(), String> {
+    let got = || crate::args::received(value);
+    let Some(schema) = schema.as_object() else {
+        return if schema == &Value::Bool(false) {
+            Err("no value is allowed here".to_owned())
+        } else {
+            Ok(())
+        };
+    };
+    if depth > 64 {
+        return Err("the schema nests too deep to check".to_owned());
+    }
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference
+            .strip_prefix("#/$defs/")
+            .or_else(|| reference.strip_prefix("#/definitions/"));
+        match name.and_then(|n| defs.and_then(|d| d.get(n))) {
+            Some(target) => fits(target, value, defs, depth + 1, path)?,
+            None => {
+                return Err(format!(
+                    "the schema's reference `{reference}` cannot be resolved"
+                ))
+            }
+        }
+    }
+    if let Some(types) = schema.get("type") {
+        let matches = |t: &Value| match t.as_str() {
+            Some("object") => value.is_object(),
+            Some("array") => value.is_array(),
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            Some("null") => value.is_null(),
+            Some("number") => value.is_number(),
+            Some("integer") => value.as_i64().is_some() || value.as_u64().is_some(),
+            _ => true,
+        };
+        let ok = match types {
+            Value::Array(options) => options.iter().any(matches),
+            single => matches(single),
+        };
+        if !ok {
+            let wanted = match types {
+                Value::Array(options) => options
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                single => single.as_str().unwrap_or("?").to_owned(),
+            };
+            return Err(format!("got {}, expected JSON type {wanted}", got()));
+        }
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum") {
+        if !allowed.contains(value) {
+            let list: Vec<String> = allowed.iter().take(20).map(Value::to_string).collect();
+            return Err(format!(
+                "got {}, expected one of {}",
+                got(),
+                list.join(", ")
+            ));
+        }
+    }
+    if let Some(constant) = schema.get("const") {
+        if constant != value {
+            return Err(format!("got {}, expected {constant}", got()));
+        }
+    }
+    for (key, all) in [("anyOf", false), ("oneOf", false), ("allOf", true)] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            if all {
+                for branch in branches {
+                    fits(branch, value, defs, depth + 1, path)?;
+                }
+            } else {
+                let mut scratch = Vec::new();
+                if !branches
+                    .iter()
+                    .any(|b| fits(b, value, defs, depth + 1, &mut scratch).is_ok())
+                {
+                    return Err(format!(
+                        "got {}, which fits none of the allowed shapes",
+                        got()
+                    ));
+                }
+            }
+        }
+    }
+    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+    if let Some(n) = value.as_f64() {
+        if bound("minimum").is_some_and(|m| n < m)
+            || bound("maximum").is_some_and(|m| n > m)
+            || bound("exclusiveMinimum").is_some_and(|m| n <= m)
+            || bound("exclusiveMaximum").is_some_and(|m| n >= m)
+        {
+            return Err(format!("got {}, which is out of the allowed range", got()));
+        }
+    }
+    if let Some(text) = value.as_str() {
+        let length = text.chars().count() as f64;
+        if bound("minLength").is_some_and(|m| length < m)
+            || bound("maxLength").is_some_and(|m| length > m)
+        {
+            return Err(format!(
+                "got {}, whose length is out of the allowed range",
+                got()
+            ));
+        }
+    }
+    if let Some(items) = value.as_array() {
+        let count = items.len() as f64;
+        if bound("minItems").is_some_and(|m| count < m)
+            || bound("maxItems").is_some_and(|m| count > m)
+        {
+            return Err(format!("got {}, a count out of the allowed range", got()));
+        }
+        if let Some(item_schema) = schema.get("items") {
+            for (index, item) in items.iter().enumerate() {
+                path.push(Step::Index(index));
+                fits(item_schema, item, defs, depth + 1, path)?;
+                path.pop();
+            }
+        }
+    }
+    if let Some(object) = value.as_object() {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        if let Some(Value::Array(required)) = schema.get("required") {
+            if let Some(missing) = required
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|k| !object.contains_key(*k))
+            {
+                return Err(format!("missing field `{}`", crate::args::echo(missing)));
+            }
+        }
+        for (key, field) in object {
+            path.push(Step::Key(key.clone()));
+            match properties.and_then(|p| p.get(key)) {
+                Some(property) => fits(property, field, defs, depth + 1, path)?,
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        let known: Vec<String> = properties
+                            .map(|p| p.keys().map(|k| format!("`{k}`")).collect())
+                            .unwrap_or_default();
+                        return Err(if known.is_empty() {
+                            format!(
+                                "unknown field `{}`, there are no fields",
+                                crate::args::echo(key)
+                            )
+                        } else {
+                            format!(
+                                "unknown field `{}`, expected one of {}",
+                                crate::args::echo(key),
+                                known.join(", ")
+                            )
+                        });
+                    }
+                    Some(extra @ Value::Object(_)) => fits(extra, field, defs, depth + 1, path)?,
+                    _ => {}
+                },
+            }
+            path.pop();
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod check_tests {
+    use super::check_arguments;
+    use crate::Arguments;
+    use serde_json::{json, Value};
+
+    fn check(arguments: Value, schema: &Value) -> Result<(), String> {
+        check_arguments(schema, Arguments::from(&arguments)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 0, "maximum": 255},
+                "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"type": ["string", "null"]}
+            },
+            "required": ["n"],
+            "additionalProperties": false,
+            "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}}
+        });
+        assert!(check(
+            json!({"n": 1, "unit": "C", "tags": ["a"], "maybe": null}),
+            &schema
+        )
+        .is_ok());
+        assert!(check(json!("{\"n\": 2}"), &schema).is_ok());
+        assert_eq!(
+            check(json!({"n": 300}), &schema).unwrap_err(),
+            "invalid arguments at `n`: got `300`, which is out of the allowed range"
+        );
+        assert_eq!(
+            check(json!({"n": 1.5}), &schema).unwrap_err(),
+            "invalid arguments at `n`: got `1.5`, expected JSON type integer"
+        );
+        assert!(
+            check(json!({"n": 1, "unit": "K"}), &schema).is_err(),
+            "not in the enum behind the ref"
+        );
+        assert_eq!(
+            check(json!({"n": 1, "tags": [1]}), &schema).unwrap_err(),
+            "invalid arguments at `tags[0]`: got `1`, expected JSON type string"
+        );
+        assert_eq!(
+            check(json!({"n": 1, "extra": true}), &schema).unwrap_err(),
+            "invalid arguments at `extra`: unknown field `extra`, expected one of `n`, `unit`, `tags`, `maybe`"
+        );
+        assert_eq!(
+            check(json!({"unit": "C"}), &schema).unwrap_err(),
+            "invalid arguments: missing field `n`"
+        );
+        assert!(check(json!([1]), &schema).is_err(), "not an object");
+    }
+}

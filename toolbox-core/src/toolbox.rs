@@ -7,12 +7,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::condition::{FilteredToolBox, ToolCondition};
 use crate::decorate::TimeoutToolBox;
 use crate::{
-    lifecycle, Context, DispatchFuture, ToolError, ToolHandler, ToolResponse, ToolSpecification,
+    lifecycle, Arguments, Context, DispatchFuture, ToolError, ToolHandler, ToolResponse,
+    ToolSpecification,
 };
 
 /// A boxed, sendable future, the return type of raw dispatch.
@@ -32,8 +31,8 @@ pub type DispatchResult = Result<ToolResponse, ToolError>;
 /// ```
 /// use serde_json::{json, Value};
 /// use toolbox_core::{
-///     deserialize_arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError,
-///     ToolHandler, ToolResponse, ToolSpecification,
+///     Arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError, ToolHandler,
+///     ToolResponse, ToolSpecification,
 /// };
 ///
 /// struct Echo;
@@ -47,14 +46,14 @@ pub type DispatchResult = Result<ToolResponse, ToolError>;
 ///         }))]
 ///     }
 ///
-///     fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
+///     fn dispatch<'a>(&'a self, name: &'a str, arguments: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {
 ///         if name != "echo" {
 ///             return DispatchFuture::ready(Err(ToolError::unknown_tool(name, ["echo"])));
 ///         }
 ///         #[derive(serde::Deserialize)]
 ///         struct Args { text: String }
 ///         DispatchFuture::new(async move {
-///             let args: Args = deserialize_arguments(arguments)?;
+///             let args: Args = arguments.deserialize()?;
 ///             ToolResponse::from_output(&args.text)
 ///         })
 ///     }
@@ -85,13 +84,45 @@ pub trait ToolBox: Send + Sync {
         self.specification(name, ctx).is_some()
     }
 
-    /// Runs the tool `name` with an argument object (already an object:
-    /// intake normalized it). Raw: no events, no timing, no panic capture;
-    /// those are the lifecycle's.
+    /// Every tool the box can ever offer, whatever the context: what
+    /// registration, scanning and merge collision checks look at, so a tool
+    /// offered only to some contexts is never dropped or shadowed. The
+    /// default is the offer in an empty context; boxes whose offer depends
+    /// on the context (conditions) override it.
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        self.specifications(&Context::new())
+    }
+
+    /// Checks a call without running it, with the same code that would take
+    /// its arguments in: `Ok` exactly when dispatch would get past argument
+    /// intake. The turn runner asks it before the approval hook, so a call
+    /// runs only after the hook approved arguments that the tool accepts.
+    ///
+    /// The default refuses tools not offered in `ctx` and checks the
+    /// arguments against the tool's JSON Schema; boxes that deserialize
+    /// into Rust types (`#[tool_box]`, closure tools) override it with
+    /// their deserializer.
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        match self.specification(name, ctx) {
+            Some(spec) => crate::schema::check_arguments(&spec.parameters, arguments),
+            None if self.contains(name, ctx) => Err(ToolError::NotAvailable {
+                name: name.to_owned(),
+            }),
+            None => Err(ToolError::unknown_tool(
+                name,
+                self.specifications(ctx).iter().map(|s| s.name.as_str()),
+            )),
+        }
+    }
+
+    /// Runs the tool `name` with the arguments as the caller sent them
+    /// (take them in with [`Arguments::deserialize`] or
+    /// [`Arguments::to_value`]). Raw: no events, no timing, no panic
+    /// capture; those are the lifecycle's.
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a>;
 
@@ -121,6 +152,19 @@ macro_rules! delegate_listing {
         fn contains(&self, name: &str, ctx: &$crate::Context) -> bool {
             self.$field.contains(name, ctx)
         }
+
+        fn catalog(&self) -> Vec<$crate::ToolSpecification> {
+            self.$field.catalog()
+        }
+
+        fn check(
+            &self,
+            name: &str,
+            arguments: $crate::Arguments<'_>,
+            ctx: &$crate::Context,
+        ) -> Result<(), $crate::ToolError> {
+            self.$field.check(name, arguments, ctx)
+        }
     };
 }
 pub(crate) use delegate_listing;
@@ -137,7 +181,13 @@ macro_rules! forward_toolbox {
             fn contains(&self, name: &str, ctx: &Context) -> bool {
                 (**self).contains(name, ctx)
             }
-            fn dispatch<'a>(&'a self, name: &'a str, arguments: &'a Value, ctx: &'a Context) -> DispatchFuture<'a> {
+            fn catalog(&self) -> Vec<ToolSpecification> {
+                (**self).catalog()
+            }
+            fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+                (**self).check(name, arguments, ctx)
+            }
+            fn dispatch<'a>(&'a self, name: &'a str, arguments: Arguments<'a>, ctx: &'a Context) -> DispatchFuture<'a> {
                 (**self).dispatch(name, arguments, ctx)
             }
             fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
@@ -174,19 +224,21 @@ impl<T: NamedToolBox + ?Sized> NamedToolBox for Arc<T> {
 /// The public call path of every [`ToolBox`]. Implemented for every box by a
 /// blanket implementation, so the lifecycle is final.
 pub trait ToolBoxExt: ToolBox {
-    /// Calls the tool `name` through the lifecycle: `on_start`; the
-    /// arguments taken in (object, JSON string or `null`); the raw dispatch,
-    /// timed, traced as `execute_tool {name}`, with panics and cancellation
-    /// caught; then exactly one of `on_success` / `on_error`. Never fails:
-    /// an error becomes an error response with the model's text.
+    /// Calls the tool `name` through the lifecycle: `on_start`; the raw
+    /// dispatch, which takes the arguments in (an object, JSON text, a JSON
+    /// string holding an object, or `null`), timed, traced as
+    /// `execute_tool {name}`, with panics and cancellation caught; then
+    /// exactly one of `on_success` / `on_error`, also when the call is
+    /// dropped before it finishes (`Cancelled`). Never fails: an error
+    /// becomes an error response with the model's text.
     fn call<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: impl Into<Arguments<'a>>,
         ctx: &'a Context,
         handler: &'a ToolHandler,
     ) -> impl Future<Output = ToolResponse> + Send + 'a {
-        lifecycle::run(self, name, arguments, ctx, handler)
+        lifecycle::run(self, name, arguments.into(), ctx, handler)
     }
 
     /// The tools as framework-neutral callbacks (name, specification, a call
@@ -263,9 +315,8 @@ impl ToolCallback {
     /// Calls the tool with the provider's argument string in a context and
     /// returns the whole response.
     pub async fn call_with_context(&self, arguments: &str, ctx: &Context) -> ToolResponse {
-        let arguments = Value::String(arguments.to_owned());
         self.toolbox
-            .call(&self.specification.name, &arguments, ctx, &self.handler)
+            .call(&self.specification.name, arguments, ctx, &self.handler)
             .await
     }
 }

@@ -134,7 +134,9 @@ impl Registry {
     }
 
     /// Registers every tool of a shared box, all or nothing: a key already
-    /// taken, or an illegal name, registers none of them.
+    /// taken, or an illegal name, registers none of them. Every tool the box
+    /// can ever offer is registered (its [`catalog`](ToolBox::catalog)),
+    /// whatever conditions hide it in one context; they decide per call.
     pub fn insert(
         &self,
         source: Arc<dyn ToolBox>,
@@ -143,11 +145,7 @@ impl Registry {
         if let Some(module) = module {
             check_name(module, "module")?;
         }
-        let names: Vec<String> = source
-            .specifications(&Context::new())
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
+        let names: Vec<String> = source.catalog().into_iter().map(|s| s.name).collect();
         let mut entries = Vec::with_capacity(names.len());
         for tool in names {
             check_name(&tool, "tool")?;

@@ -5,10 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 use toolbox_core::{
-    BoxFuture, Context, DispatchFuture, ObservedToolBox, ToolBox, ToolError, ToolHandler,
-    ToolSpecification,
+    Arguments, BoxFuture, Context, DispatchFuture, ObservedToolBox, ToolBox, ToolError,
+    ToolHandler, ToolSpecification,
 };
 
 use crate::registry::Entry;
@@ -103,10 +102,35 @@ impl ToolBox for Resolution {
         self.index.contains_key(name)
     }
 
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        self.tools
+            .iter()
+            .filter_map(|(exposed, entry)| {
+                let mut spec = entry
+                    .source
+                    .catalog()
+                    .into_iter()
+                    .find(|s| s.name == entry.tool)?;
+                spec.name = exposed.clone();
+                Some(spec)
+            })
+            .collect()
+    }
+
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        match self.index.get(name) {
+            Some(&i) => {
+                let entry = &self.tools[i].1;
+                entry.source.check(&entry.tool, arguments, ctx)
+            }
+            None => Err(self.unknown(name, ctx)),
+        }
+    }
+
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         match self.index.get(name) {
@@ -114,11 +138,17 @@ impl ToolBox for Resolution {
                 let entry = &self.tools[i].1;
                 entry.source.dispatch(&entry.tool, arguments, ctx)
             }
-            None => DispatchFuture::ready(Err(ToolError::unknown_tool(
-                name,
-                self.tools.iter().map(|(exposed, _)| exposed.as_str()),
-            ))),
+            None => DispatchFuture::ready(Err(self.unknown(name, ctx))),
         }
+    }
+}
+
+impl Resolution {
+    /// An unknown tool, suggesting only tools offered in `ctx`: nothing
+    /// tells a caller about a tool it may not see.
+    fn unknown(&self, name: &str, ctx: &Context) -> ToolError {
+        let offered = self.specifications(ctx);
+        ToolError::unknown_tool(name, offered.iter().map(|s| s.name.as_str()))
     }
 }
 
@@ -135,10 +165,18 @@ impl ToolBox for ResolvedToolBox {
         self.inner.contains(name, ctx)
     }
 
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        self.inner.catalog()
+    }
+
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        self.inner.check(name, arguments, ctx)
+    }
+
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         self.inner.dispatch(name, arguments, ctx)

@@ -33,7 +33,9 @@ mod turn;
 
 pub use check::{name_problem, validate, Violation};
 pub use lower::{lower, LowerError};
-pub use turn::{Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner};
+pub use turn::{
+    Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner, MAX_CALLS_PER_TURN,
+};
 
 use serde_json::{json, Map, Value};
 

@@ -8,17 +8,17 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::{
-    normalize_arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolCall,
-    ToolError, ToolHandler, ToolResponse, ToolSpecification,
+    Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolCall, ToolError,
+    ToolHandler, ToolResponse, ToolSpecification,
 };
 
 /// What the approval hook is asked about: the call (its arguments already
-/// checked against the schema) and the tool's specification, whose
-/// annotations say whether it is read-only or destructive.
+/// checked by the code that will deserialize them) and the tool's
+/// specification, whose annotations say whether it is read-only or
+/// destructive.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     /// The call.
@@ -102,8 +102,12 @@ pub struct TurnRunner<'a, B: ?Sized> {
     toolbox: &'a B,
     handler: ToolHandler,
     limit: usize,
+    max_calls: usize,
     approval: Option<Arc<dyn Approval>>,
 }
+
+/// How many calls one turn runs by default; see [`TurnRunner::max_calls`].
+pub const MAX_CALLS_PER_TURN: usize = 128;
 
 impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// A runner for `toolbox`, 16 calls at a time, no approval hook.
@@ -112,8 +116,17 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             toolbox,
             handler: ToolHandler::empty(),
             limit: 16,
+            max_calls: MAX_CALLS_PER_TURN,
             approval: None,
         }
+    }
+
+    /// Runs at most `max` calls of one turn (at least 1; 128 by default);
+    /// the calls past it are answered with an error, without running, so
+    /// the model can send them again in a later turn.
+    pub fn max_calls(mut self, max: usize) -> Self {
+        self.max_calls = max.max(1);
+        self
     }
 
     /// Observes every call with `handler`.
@@ -128,7 +141,10 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         self
     }
 
-    /// Asks `approval` before each call whose arguments are valid.
+    /// Asks `approval` before each call. A call runs only after the hook
+    /// approved it: its arguments are first checked by the code that will
+    /// deserialize them ([`ToolBox::check`]), and a call they fail ends as
+    /// invalid without running and without asking the hook.
     pub fn approval(mut self, approval: impl Approval + 'static) -> Self {
         self.approval = Some(Arc::new(approval));
         self
@@ -147,7 +163,24 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             .collect();
         let mut outcomes: Vec<Option<CallOutcome>> = calls.iter().map(|_| None).collect();
         let mut batch: Vec<usize> = Vec::new();
-        for index in 0..calls.len() {
+        let allowed = calls.len().min(self.max_calls);
+        for (index, call) in calls.iter().enumerate().skip(allowed) {
+            let ctx = call_context(call, ctx);
+            let error = ToolError::failed(format!(
+                "too many tool calls in one turn ({}); only the first {} ran: send this call again in a later turn",
+                calls.len(),
+                self.max_calls
+            ));
+            let response = Refused::new(error)
+                .call(&call.name, &call.arguments, &ctx, &self.handler)
+                .await;
+            outcomes[index] = Some(CallOutcome {
+                call: call.clone(),
+                response,
+                pending: None,
+            });
+        }
+        for index in 0..allowed {
             if specs[index]
                 .as_ref()
                 .is_some_and(ToolSpecification::is_destructive)
@@ -230,12 +263,29 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     ) -> CallOutcome {
         let ctx = call_context(call, ctx);
         let decision = match (&self.approval, spec) {
-            (Some(approval), Some(spec)) if arguments_fit(&call.arguments, &spec.parameters) => {
-                let request = ApprovalRequest {
-                    call: call.clone(),
-                    specification: spec.clone(),
-                };
-                approval.review(request).await
+            (Some(approval), Some(spec)) => {
+                match self
+                    .toolbox
+                    .check(&call.name, Arguments::from(&call.arguments), &ctx)
+                {
+                    Ok(()) => {
+                        let request = ApprovalRequest {
+                            call: call.clone(),
+                            specification: spec.clone(),
+                        };
+                        approval.review(request).await
+                    }
+                    Err(error) => {
+                        let response = Refused::new(error)
+                            .call(&call.name, &call.arguments, &ctx, &self.handler)
+                            .await;
+                        return CallOutcome {
+                            call: call.clone(),
+                            response,
+                            pending: None,
+                        };
+                    }
+                }
             }
             _ => Decision::Approve,
         };
@@ -258,9 +308,11 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         };
         match (decision, spec) {
             (Decision::Reject { reason }, _) => {
-                let response = Refused(reason)
-                    .call(&call.name, &call.arguments, ctx, &self.handler)
-                    .await;
+                let response = Refused::new(ToolError::failed(format!(
+                    "the call was not approved: {reason}"
+                )))
+                .call(&call.name, &call.arguments, ctx, &self.handler)
+                .await;
                 outcome(response, None)
             }
             (Decision::Defer, Some(spec)) => outcome(
@@ -302,159 +354,30 @@ impl CallOutcome {
     }
 }
 
-/// Whether arguments fit the tool's schema. Calls that do not fit skip the
-/// approval hook: nobody is asked to approve a call that cannot run, and the
-/// dispatch refuses it with the exact reason before the tool runs.
-fn arguments_fit(arguments: &Value, schema: &Value) -> bool {
-    match normalize_arguments(arguments) {
-        Ok(arguments) => {
-            let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
-            fits(schema, &arguments, defs, 0)
-        }
-        Err(_) => false,
+/// The box a refused call runs against (rejected, invalid, over the
+/// turn's cap), so that it passes the lifecycle (start, then one error)
+/// like every other call, without running anything.
+struct Refused(std::sync::Mutex<Option<ToolError>>);
+
+impl Refused {
+    fn new(error: ToolError) -> Self {
+        Refused(std::sync::Mutex::new(Some(error)))
     }
 }
-
-/// A JSON Schema check over the keywords tool schemas use (`type`, `enum`,
-/// `const`, `properties`, `required`, `additionalProperties`, `items`,
-/// `anyOf`/`oneOf`/`allOf`, local `$ref`, numeric and length bounds);
-/// other keywords are not checked.
-fn fits(schema: &Value, value: &Value, defs: Option<&Value>, depth: usize) -> bool {
-    let Some(schema) = schema.as_object() else {
-        return schema != &Value::Bool(false);
-    };
-    if depth > 64 {
-        return true;
-    }
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        let name = reference
-            .strip_prefix("#/$defs/")
-            .or_else(|| reference.strip_prefix("#/definitions/"));
-        match name.and_then(|n| defs.and_then(|d| d.get(n))) {
-            Some(target) if fits(target, value, defs, depth + 1) => {}
-            _ => return false,
-        }
-    }
-    if let Some(types) = schema.get("type") {
-        let matches = |t: &Value| match t.as_str() {
-            Some("object") => value.is_object(),
-            Some("array") => value.is_array(),
-            Some("string") => value.is_string(),
-            Some("boolean") => value.is_boolean(),
-            Some("null") => value.is_null(),
-            Some("number") => value.is_number(),
-            Some("integer") => value.as_i64().is_some() || value.as_u64().is_some(),
-            _ => true,
-        };
-        let ok = match types {
-            Value::Array(options) => options.iter().any(matches),
-            single => matches(single),
-        };
-        if !ok {
-            return false;
-        }
-    }
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
-        if !allowed.contains(value) {
-            return false;
-        }
-    }
-    if schema.get("const").is_some_and(|c| c != value) {
-        return false;
-    }
-    for (key, all) in [("anyOf", false), ("oneOf", false), ("allOf", true)] {
-        if let Some(Value::Array(branches)) = schema.get(key) {
-            let mut results = branches.iter().map(|b| fits(b, value, defs, depth + 1));
-            let ok = if all {
-                results.all(|r| r)
-            } else {
-                results.any(|r| r)
-            };
-            if !ok {
-                return false;
-            }
-        }
-    }
-    let number = value.as_f64();
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-    if let Some(n) = number {
-        if bound("minimum").is_some_and(|m| n < m)
-            || bound("maximum").is_some_and(|m| n > m)
-            || bound("exclusiveMinimum").is_some_and(|m| n <= m)
-            || bound("exclusiveMaximum").is_some_and(|m| n >= m)
-        {
-            return false;
-        }
-    }
-    if let Some(text) = value.as_str() {
-        let length = text.chars().count() as f64;
-        if bound("minLength").is_some_and(|m| length < m)
-            || bound("maxLength").is_some_and(|m| length > m)
-        {
-            return false;
-        }
-    }
-    if let Some(items) = value.as_array() {
-        let count = items.len() as f64;
-        if bound("minItems").is_some_and(|m| count < m)
-            || bound("maxItems").is_some_and(|m| count > m)
-        {
-            return false;
-        }
-        if let Some(item_schema) = schema.get("items") {
-            if !items
-                .iter()
-                .all(|item| fits(item_schema, item, defs, depth + 1))
-            {
-                return false;
-            }
-        }
-    }
-    if let Some(object) = value.as_object() {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        if let Some(Value::Array(required)) = schema.get("required") {
-            if !required
-                .iter()
-                .filter_map(Value::as_str)
-                .all(|k| object.contains_key(k))
-            {
-                return false;
-            }
-        }
-        for (key, field) in object {
-            match properties.and_then(|p| p.get(key)) {
-                Some(property) => {
-                    if !fits(property, field, defs, depth + 1) {
-                        return false;
-                    }
-                }
-                None => match schema.get("additionalProperties") {
-                    Some(Value::Bool(false)) => return false,
-                    Some(extra @ Value::Object(_)) if !fits(extra, field, defs, depth + 1) => {
-                        return false
-                    }
-                    _ => {}
-                },
-            }
-        }
-    }
-    true
-}
-
-/// The box a rejected call runs against, so that it passes the lifecycle
-/// (start, then one error) like every other call.
-struct Refused(String);
 
 impl ToolBox for Refused {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         Vec::new()
     }
 
-    fn dispatch<'a>(&'a self, _: &'a str, _: &'a Value, _: &'a Context) -> DispatchFuture<'a> {
-        DispatchFuture::ready(Err(ToolError::failed(format!(
-            "the call was not approved: {}",
-            self.0
-        ))))
+    fn dispatch<'a>(&'a self, _: &'a str, _: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {
+        let error = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| ToolError::failed("the call was refused"));
+        DispatchFuture::ready(Err(error))
     }
 }
 
@@ -494,51 +417,5 @@ impl<T> Future for JoinAll<'_, T> {
         } else {
             Poll::Pending
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::arguments_fit;
-    use serde_json::json;
-
-    #[test]
-    fn arguments_are_checked_against_the_schema() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer", "minimum": 0, "maximum": 255},
-                "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "maybe": {"type": ["string", "null"]}
-            },
-            "required": ["n"],
-            "additionalProperties": false,
-            "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}}
-        });
-        assert!(arguments_fit(
-            &json!({"n": 1, "unit": "C", "tags": ["a"], "maybe": null}),
-            &schema
-        ));
-        assert!(arguments_fit(&json!("{\"n\": 2}"), &schema));
-        assert!(!arguments_fit(&json!({"n": 300}), &schema), "above maximum");
-        assert!(
-            !arguments_fit(&json!({"n": 1.5}), &schema),
-            "not an integer"
-        );
-        assert!(
-            !arguments_fit(&json!({"n": 1, "unit": "K"}), &schema),
-            "not in the enum behind the ref"
-        );
-        assert!(
-            !arguments_fit(&json!({"n": 1, "tags": [1]}), &schema),
-            "item type"
-        );
-        assert!(
-            !arguments_fit(&json!({"n": 1, "extra": true}), &schema),
-            "closed object"
-        );
-        assert!(!arguments_fit(&json!({"unit": "C"}), &schema), "required");
-        assert!(!arguments_fit(&json!([1]), &schema), "not an object");
     }
 }

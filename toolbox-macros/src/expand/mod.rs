@@ -267,7 +267,7 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
     quote! {
         #name => {
             if false { #(#checks)* }
-            let __args: #args_ty = match #private::deserialize_arguments(arguments) {
+            let __args: #args_ty = match #private::Arguments::deserialize::<#args_ty>(arguments) {
                 ::core::result::Result::Ok(args) => args,
                 ::core::result::Result::Err(error) => {
                     return #private::DispatchFuture::ready(::core::result::Result::Err(error))
@@ -298,6 +298,7 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
     let mut structs = Vec::new();
     let mut specs = Vec::new();
     let mut arms = Vec::new();
+    let mut check_arms = Vec::new();
     let checks: Vec<TokenStream> = tools
         .iter()
         .map(|tool| argument_checks(tool, krate))
@@ -307,6 +308,8 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
         structs.push(definition);
         specs.push(specification(tool, &args_ty, krate));
         arms.push(dispatch_arm(tool, &args_ty, target));
+        let name = &tool.name;
+        check_arms.push(quote!(#name => #private::check::<#args_ty>(arguments),));
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let box_name = &target.name;
@@ -377,10 +380,22 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
                     ::core::matches!(name, #(#names)|*)
                 }
 
+                fn check(
+                    &self,
+                    name: &str,
+                    arguments: #private::Arguments<'_>,
+                    _ctx: &#private::Context,
+                ) -> ::core::result::Result<(), #private::ToolError> {
+                    match name {
+                        #(#check_arms)*
+                        _ => #private::unknown_error(name, &[#(#names),*]),
+                    }
+                }
+
                 fn dispatch<'a>(
                     &'a self,
                     name: &'a str,
-                    arguments: &'a #private::Value,
+                    arguments: #private::Arguments<'a>,
                     ctx: &'a #private::Context,
                 ) -> #private::DispatchFuture<'a> {
                     let _ = (ctx, arguments);

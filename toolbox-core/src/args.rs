@@ -1,0 +1,656 @@
+//! Argument intake: what a model sent, in whichever form it came, into the
+//! tool's own types.
+//!
+//! Providers hand arguments over as JSON text (OpenAI, most gateways, MCP
+//! bridges), as an object (Anthropic, Gemini), as `null` for "no arguments",
+//! or double-encoded. [`Arguments`] carries either form to the box unparsed,
+//! and [`Arguments::deserialize`] reads it straight into the tool's type with
+//! `serde_json`'s own deserializers, so a tool accepts exactly what
+//! `serde_json` accepts. Only on failure is the input read a second time to
+//! name the JSON path, the value received and what would be accepted.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::ToolError;
+
+/// How deep an argument value may nest (objects and arrays), as
+/// `serde_json`'s parser allows for text: deeper values are refused before
+/// they are deserialized, so a value built in code cannot overflow the stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// How many characters of a model's input an error text echoes before it is
+/// cut with a marker.
+pub const ECHO_LIMIT: usize = 200;
+
+/// A call's arguments as the caller sent them: a JSON value (normally an
+/// object) or JSON text. Nothing is parsed until a box asks for them.
+///
+/// `From<&Value>` takes a `Value::String` as text, the way providers send it.
+///
+/// ```
+/// use serde::Deserialize;
+/// use serde_json::json;
+/// use toolbox_core::Arguments;
+///
+/// #[derive(Debug, Deserialize)]
+/// struct Add { a: i64, b: i64 }
+///
+/// let from_text: Add = Arguments::from(r#"{"a": 1, "b": 2}"#).deserialize().unwrap();
+/// let object = json!({"a": 1, "b": 2});
+/// let from_value: Add = Arguments::from(&object).deserialize().unwrap();
+/// assert_eq!(from_text.a + from_text.b, from_value.a + from_value.b);
+///
+/// let error = Arguments::from(r#"{"a": null, "b": 2}"#).deserialize::<Add>().unwrap_err();
+/// assert_eq!(error.to_string(), "invalid arguments at `a`: `null` is not allowed here; expected an integer from -9223372036854775808 to 9223372036854775807");
+/// ```
+#[derive(Clone, Copy)]
+pub enum Arguments<'a> {
+    /// A JSON value: an object, or `null` for no arguments.
+    Value(&'a Value),
+    /// JSON text: an object, empty or `null` for no arguments, or a JSON
+    /// string holding an object (double encoding).
+    Text(&'a str),
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        match value {
+            Value::String(text) => Arguments::Text(text),
+            other => Arguments::Value(other),
+        }
+    }
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(text: &'a String) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl fmt::Debug for Arguments<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The arguments as they came: a value as compact JSON, text as is.
+impl fmt::Display for Arguments<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arguments::Value(value) => write!(f, "{value}"),
+            Arguments::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for Arguments<'_> {
+    /// The normalized object when the arguments are well formed, else what
+    /// was sent (text as a JSON string), so a tape keeps it.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.to_value() {
+            Ok(value) => value.serialize(serializer),
+            Err(_) => match self {
+                Arguments::Value(value) => value.serialize(serializer),
+                Arguments::Text(text) => text.serialize(serializer),
+            },
+        }
+    }
+}
+
+impl<'a> Arguments<'a> {
+    /// Deserializes the arguments into `T`, accepting exactly what
+    /// `serde_json` accepts for the normalized object (`from_str` for text,
+    /// `from_value` for a value). On failure the error names the JSON path,
+    /// the value received and what would be accepted.
+    pub fn deserialize<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        match self {
+            Arguments::Value(value) => match value {
+                Value::Object(_) => from_value(value),
+                Value::Null => from_value(&Value::Object(Map::new())),
+                Value::String(text) => Arguments::Text(text).deserialize(),
+                other => Err(not_an_object(other)),
+            },
+            Arguments::Text(text) => from_text(text, 0),
+        }
+    }
+
+    /// The arguments as a JSON object: a value borrowed as is, text parsed
+    /// once. For boxes that forward arguments rather than deserialize them.
+    pub fn to_value(self) -> Result<Cow<'a, Value>, ToolError> {
+        match self {
+            Arguments::Value(value) => match value {
+                Value::Object(_) => {
+                    check_depth(value)?;
+                    Ok(Cow::Borrowed(value))
+                }
+                Value::Null => Ok(Cow::Owned(Value::Object(Map::new()))),
+                Value::String(text) => text_to_value(text, 0).map(Cow::Owned),
+                other => Err(not_an_object(other)),
+            },
+            Arguments::Text(text) => text_to_value(text, 0).map(Cow::Owned),
+        }
+    }
+
+    /// The arguments as the caller sent them, as a JSON value (text as a
+    /// JSON string).
+    pub fn to_json(self) -> Value {
+        match self {
+            Arguments::Value(value) => value.clone(),
+            Arguments::Text(text) => Value::String(text.to_owned()),
+        }
+    }
+}
+
+fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
+    check_depth(value)?;
+    match T::deserialize(value) {
+        Ok(parsed) => Ok(parsed),
+        Err(first) => Err(explain_value::<T>(value, first)),
+    }
+}
+
+/// Re-reads `value` with the path tracked, to name where the error is.
+#[cold]
+fn explain_value<T: DeserializeOwned>(value: &Value, first: serde_json::Error) -> ToolError {
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Err(error) => {
+            let path = error.path().clone();
+            let message = error.into_inner().to_string();
+            invalid_at(value, &path, &message)
+        }
+        Ok(_) => ToolError::invalid_arguments("", explain(&first.to_string(), None)),
+    }
+}
+
+fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
+    let trimmed = text.trim_matches(is_json_space);
+    match trimmed.as_bytes().first() {
+        Some(b'{') => match serde_json::from_str::<T>(trimmed) {
+            Ok(parsed) => Ok(parsed),
+            Err(first) => Err(explain_text::<T>(trimmed, first)),
+        },
+        None => from_value(&Value::Object(Map::new())),
+        Some(b'n') if trimmed == "null" => from_value(&Value::Object(Map::new())),
+        Some(b'"') if depth == 0 => match serde_json::from_str::<String>(trimmed) {
+            Ok(inner) => from_text(&inner, 1),
+            Err(error) => Err(not_json(&error)),
+        },
+        Some(_) => Err(match serde_json::from_str::<Value>(trimmed) {
+            Ok(other) => not_an_object(&other),
+            Err(error) => not_json(&error),
+        }),
+    }
+}
+
+/// Explains why text that looked like an object did not deserialize: not
+/// JSON at all, or a value at some path the type refuses.
+#[cold]
+fn explain_text<T: DeserializeOwned>(text: &str, first: serde_json::Error) -> ToolError {
+    if first.is_syntax() || first.is_eof() {
+        return not_json(&first);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Err(error) => not_json(&error),
+        Ok(value) => match serde_path_to_error::deserialize::<_, T>(&value) {
+            Err(error) => {
+                let path = error.path().clone();
+                let message = error.into_inner().to_string();
+                invalid_at(&value, &path, &message)
+            }
+            // Only the text form refuses it (a duplicate key): say so.
+            Ok(_) => ToolError::invalid_arguments("", explain(&without_position(&first), None)),
+        },
+    }
+}
+
+fn text_to_value(text: &str, depth: u8) -> Result<Value, ToolError> {
+    let trimmed = text.trim_matches(is_json_space);
+    if trimmed.is_empty() || trimmed == "null" {
+        return Ok(Value::Object(Map::new()));
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(Value::String(inner)) if depth == 0 => text_to_value(&inner, 1),
+        Ok(other) => Err(not_an_object(&other)),
+        Err(error) => Err(not_json(&error)),
+    }
+}
+
+fn is_json_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+fn not_an_object(value: &Value) -> ToolError {
+    ToolError::invalid_arguments(
+        "",
+        format!(
+            "expected a JSON object of arguments, got {}",
+            received(value)
+        ),
+    )
+}
+
+fn not_json(error: &serde_json::Error) -> ToolError {
+    ToolError::invalid_arguments(
+        "",
+        format!("the arguments are not valid JSON ({error}); send a JSON object"),
+    )
+}
+
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    text.strip_suffix(&suffix)
+        .map_or(text.clone(), str::to_owned)
+}
+
+/// Refuses values nested deeper than [`MAX_DEPTH`].
+fn check_depth(value: &Value) -> Result<(), ToolError> {
+    fn deeper(value: &Value, budget: usize) -> bool {
+        match value {
+            Value::Array(items) => budget == 0 || items.iter().any(|v| deeper(v, budget - 1)),
+            Value::Object(map) => budget == 0 || map.values().any(|v| deeper(v, budget - 1)),
+            _ => false,
+        }
+    }
+    if deeper(value, MAX_DEPTH) {
+        Err(ToolError::invalid_arguments(
+            "",
+            format!("the arguments nest deeper than {MAX_DEPTH} levels"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// An invalid-arguments error at `path`, explained with the value found
+/// there.
+fn invalid_at(root: &Value, path: &serde_path_to_error::Path, message: &str) -> ToolError {
+    let mut at = Some(root);
+    let mut text = String::new();
+    for segment in path.iter() {
+        use serde_path_to_error::Segment;
+        match segment {
+            Segment::Seq { index } => {
+                at = at.and_then(|v| v.get(*index));
+                text.push_str(&format!("[{index}]"));
+            }
+            Segment::Map { key } => {
+                at = at.and_then(|v| v.get(key.as_str()));
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(&echo(key));
+            }
+            Segment::Enum { variant } => {
+                at = at.and_then(|v| v.get(variant.as_str()));
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(&echo(variant));
+            }
+            Segment::Unknown => {
+                at = None;
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push('?');
+            }
+        }
+    }
+    ToolError::invalid_arguments(text, explain(message, at))
+}
+
+/// Rewrites a serde message in JSON terms: what JSON was received, what
+/// JSON would be accepted.
+pub(crate) fn explain(message: &str, found: Option<&Value>) -> String {
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        if let Some((unexpected, expected)) = rest.split_once(", expected ") {
+            let expected = json_expectation(expected);
+            return match found {
+                Some(Value::Null) => format!("`null` is not allowed here; expected {expected}"),
+                Some(value) => format!("got {}, expected {expected}", received(value)),
+                None if unexpected == "unit value" || unexpected == "null" => {
+                    format!("`null` is not allowed here; expected {expected}")
+                }
+                None => format!("got {}, expected {expected}", cut(unexpected)),
+            };
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid value: ") {
+        if let Some((unexpected, expected)) = rest.split_once(", expected ") {
+            let got = found.map_or_else(|| cut(unexpected), received);
+            return format!("got {got}, expected {}", json_expectation(expected));
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid length ") {
+        if let Some((length, expected)) = rest.split_once(", expected ") {
+            return format!(
+                "got an array of {length} items, expected {}",
+                json_expectation(expected)
+            );
+        }
+    }
+    for (prefix, what) in [
+        ("unknown field `", "unknown field"),
+        ("unknown variant `", "unknown variant"),
+    ] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            for tail in ["`, expected ", "`, there are no "] {
+                if let Some(at) = rest.rfind(tail) {
+                    let name = &rest[..at];
+                    let accepted = rest[at + 2..].trim_start();
+                    return format!("{what} `{}`, {accepted}", echo(name));
+                }
+            }
+        }
+    }
+    cut(message)
+}
+
+/// What a Rust expectation means in JSON.
+fn json_expectation(expected: &str) -> Cow<'_, str> {
+    let range = |low: &str, high: &str| Cow::Owned(format!("an integer from {low} to {high}"));
+    match expected {
+        "u8" => range("0", "255"),
+        "u16" => range("0", "65535"),
+        "u32" => range("0", "4294967295"),
+        "u64" | "usize" => range("0", "18446744073709551615"),
+        "u128" => range("0", "340282366920938463463374607431768211455"),
+        "i8" => range("-128", "127"),
+        "i16" => range("-32768", "32767"),
+        "i32" => range("-2147483648", "2147483647"),
+        "i64" | "isize" => range("-9223372036854775808", "9223372036854775807"),
+        "i128" => range(
+            "-170141183460469231731687303715884105728",
+            "170141183460469231731687303715884105727",
+        ),
+        "f32" | "f64" => Cow::Borrowed("a number"),
+        "a string" | "a borrowed string" | "string" | "a string or bytes" => {
+            Cow::Borrowed("a string")
+        }
+        "a boolean" => Cow::Borrowed("a boolean (`true` or `false`)"),
+        "a character" | "a char" | "char" => Cow::Borrowed("a string of one character"),
+        "a sequence" | "a list" => Cow::Borrowed("an array"),
+        "a map" => Cow::Borrowed("an object"),
+        "unit" => Cow::Borrowed("`null`"),
+        other => {
+            if other.starts_with("struct ") || other.starts_with("struct variant ") {
+                Cow::Borrowed("an object")
+            } else if other.starts_with("unit struct ") {
+                Cow::Borrowed("`null`")
+            } else if other.starts_with("tuple struct ") || other.starts_with("tuple variant ") {
+                Cow::Borrowed("an array")
+            } else if let Some(size) = other.strip_prefix("a tuple of size ") {
+                Cow::Owned(format!("an array of {size} items"))
+            } else if other.starts_with("internally tagged enum ")
+                || other.starts_with("adjacently tagged enum ")
+            {
+                Cow::Borrowed("an object with its tag field")
+            } else if other.starts_with("enum ") {
+                Cow::Borrowed("one of the values the schema lists")
+            } else {
+                Cow::Owned(cut(other))
+            }
+        }
+    }
+}
+
+/// A received value as JSON, cut to [`ECHO_LIMIT`] characters.
+pub(crate) fn received(value: &Value) -> String {
+    match value {
+        Value::Null => "`null`".to_owned(),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Number(n) => format!("`{n}`"),
+        Value::String(s) => {
+            let shown: String = s.chars().take(ECHO_LIMIT).collect();
+            let quoted = serde_json::to_string(&shown).unwrap_or_default();
+            let total = s.chars().count();
+            if total > ECHO_LIMIT {
+                format!("the string {quoted}… ({total} characters)")
+            } else {
+                format!("the string {quoted}")
+            }
+        }
+        Value::Array(items) if items.len() == 1 => "an array of 1 item".to_owned(),
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(map) if map.len() == 1 => "an object with 1 key".to_owned(),
+        Value::Object(map) => format!("an object with {} keys", map.len()),
+    }
+}
+
+/// Text from the model, safe to put in an error or a log: control
+/// characters escaped as JSON escapes them, cut to [`ECHO_LIMIT`]
+/// characters with a marker saying how long it was.
+pub fn echo(text: &str) -> Cow<'_, str> {
+    let clean = text.chars().all(|c| !c.is_control());
+    let total = if text.len() > ECHO_LIMIT {
+        text.chars().count()
+    } else {
+        0
+    };
+    if clean && total <= ECHO_LIMIT {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len().min(ECHO_LIMIT * 2) + 32);
+    for c in text.chars().take(ECHO_LIMIT) {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    if total > ECHO_LIMIT {
+        out.push_str(&format!("… ({total} characters)"));
+    }
+    Cow::Owned(out)
+}
+
+fn cut(text: &str) -> String {
+    echo(text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Filters {
+        tags: Vec<String>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Search {
+        query: String,
+        filters: Filters,
+    }
+
+    fn both<T: DeserializeOwned>(value: Value) -> (String, String) {
+        let text = value.to_string();
+        let a = Arguments::from(&value)
+            .deserialize::<T>()
+            .err()
+            .unwrap()
+            .to_string();
+        let b = Arguments::Text(&text)
+            .deserialize::<T>()
+            .err()
+            .unwrap()
+            .to_string();
+        (a, b)
+    }
+
+    #[test]
+    fn errors_name_the_path_the_value_and_the_expectation() {
+        let (a, b) = both::<Search>(json!({"query": "q", "filters": {"tags": ["a", 3]}}));
+        assert_eq!(
+            a,
+            "invalid arguments at `filters.tags[1]`: got `3`, expected a string"
+        );
+        assert_eq!(a, b);
+        let (a, b) = both::<Search>(json!({"filters": {"tags": []}}));
+        assert_eq!(a, "invalid arguments: missing field `query`");
+        assert_eq!(a, b);
+        let (a, b) = both::<Search>(json!({"query": "q", "filters": {"tags": []}, "x": 1}));
+        assert_eq!(
+            a,
+            "invalid arguments at `x`: unknown field `x`, expected `query` or `filters`"
+        );
+        assert_eq!(a, b);
+        let (a, b) = both::<Search>(json!({"query": null, "filters": {"tags": []}}));
+        assert_eq!(
+            a,
+            "invalid arguments at `query`: `null` is not allowed here; expected a string"
+        );
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn numbers_speak_json() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct N {
+            n: u32,
+            small: Option<u8>,
+            x: Option<f64>,
+        }
+        let (a, b) = both::<N>(json!({"n": -1}));
+        assert_eq!(
+            a,
+            "invalid arguments at `n`: got `-1`, expected an integer from 0 to 4294967295"
+        );
+        assert_eq!(a, b);
+        let (a, _) = both::<N>(json!({"n": 1.5}));
+        assert_eq!(
+            a,
+            "invalid arguments at `n`: got `1.5`, expected an integer from 0 to 4294967295"
+        );
+        let (a, _) = both::<N>(json!({"n": 1, "small": 300}));
+        assert_eq!(
+            a,
+            "invalid arguments at `small`: got `300`, expected an integer from 0 to 255"
+        );
+        let (a, _) = both::<N>(json!({"n": 1, "x": "fast"}));
+        assert_eq!(
+            a,
+            "invalid arguments at `x`: got the string \"fast\", expected a number"
+        );
+    }
+
+    #[test]
+    fn text_forms_are_tolerated() {
+        #[derive(Debug, Deserialize, PartialEq, Default)]
+        #[serde(default)]
+        struct Opt {
+            a: Option<i64>,
+        }
+        for text in ["", "  ", "null", "{}", "\"{}\"", " {\"a\": null} "] {
+            assert_eq!(
+                Arguments::Text(text).deserialize::<Opt>().unwrap(),
+                Opt::default(),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            Arguments::Text("\"{\\\"a\\\":1}\"")
+                .deserialize::<Opt>()
+                .unwrap(),
+            Opt { a: Some(1) }
+        );
+        assert_eq!(
+            Arguments::Text("{\"a\":").deserialize::<Opt>().unwrap_err().to_string(),
+            "invalid arguments: the arguments are not valid JSON (EOF while parsing a value at line 1 column 5); send a JSON object"
+        );
+        assert_eq!(
+            Arguments::Text("7")
+                .deserialize::<Opt>()
+                .unwrap_err()
+                .to_string(),
+            "invalid arguments: expected a JSON object of arguments, got `7`"
+        );
+        assert_eq!(
+            Arguments::Text("[1]")
+                .deserialize::<Opt>()
+                .unwrap_err()
+                .to_string(),
+            "invalid arguments: expected a JSON object of arguments, got an array of 1 item"
+        );
+        // Triple encoding is not unambiguous any more: refused.
+        let triple = serde_json::to_string(&serde_json::to_string(&"{}").unwrap()).unwrap();
+        assert!(Arguments::Text(&triple).deserialize::<Opt>().is_err());
+        assert!(Arguments::Text(&triple).to_value().is_err());
+        assert_eq!(
+            *Arguments::Text("\"{\\\"a\\\":1}\"").to_value().unwrap(),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_in_text_are_refused_as_from_str_does() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct A {
+            a: i64,
+        }
+        assert_eq!(
+            Arguments::Text(r#"{"a": 1, "a": 2}"#)
+                .deserialize::<A>()
+                .unwrap_err()
+                .to_string(),
+            "invalid arguments: duplicate field `a`"
+        );
+    }
+
+    #[test]
+    fn deep_values_are_refused_not_overflowed() {
+        let mut value = json!(1);
+        for _ in 0..100_000 {
+            value = Value::Array(vec![value]);
+        }
+        let mut map = Map::new();
+        map.insert("v".to_owned(), value);
+        let object = Value::Object(map);
+        let error = Arguments::from(&object).deserialize::<Value>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid arguments: the arguments nest deeper than 128 levels"
+        );
+        // Dropping a 100,000-deep value recurses too: unwind it by hand.
+        let mut object = object;
+        let mut next = object["v"].take();
+        while let Value::Array(mut items) = next {
+            next = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
+    fn echoed_text_is_escaped_and_cut() {
+        assert_eq!(echo("a\u{0}b\n\u{1b}[31m"), "a\\u0000b\\n\\u001b[31m");
+        let long = "x".repeat(10_000);
+        let shown = echo(&long);
+        assert!(shown.starts_with(&"x".repeat(ECHO_LIMIT)));
+        assert!(shown.ends_with("… (10000 characters)"), "{shown}");
+        let error = Arguments::from(&json!({"query": "x".repeat(10_000_000), "filters": 1}))
+            .deserialize::<Search>()
+            .unwrap_err()
+            .to_string();
+        assert!(error.len() < 600, "{}", error.len());
+    }
+}
