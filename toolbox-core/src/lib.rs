@@ -42,6 +42,7 @@ mod deferred;
 mod dispatch;
 mod empty;
 mod error;
+mod finite;
 mod handler;
 mod lifecycle;
 mod multi;

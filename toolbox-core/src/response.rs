@@ -78,6 +78,20 @@ impl ToolResponse {
                     source: Some(Box::new(e)),
                 })?;
         }
+        // serde_json writes NaN and infinities as `null`: look for them only
+        // when a `null` was written, and refuse the result, naming the path.
+        if buffer.windows(4).any(|w| w == b"null") {
+            if let Some((path, what)) = crate::finite::non_finite(value) {
+                let at = if path == "." {
+                    "the result".to_owned()
+                } else {
+                    format!("`{path}`")
+                };
+                return Err(ToolError::failed(format!(
+                    "the tool's result is not valid JSON: {at} is {what}, which JSON cannot carry"
+                )));
+            }
+        }
         Ok(match shape {
             Shape::Json => ToolResponse::text(json_string(buffer)),
             Shape::Text(text) => ToolResponse::text(text),

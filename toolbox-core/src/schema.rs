@@ -13,6 +13,10 @@ pub fn arguments_schema<T: JsonSchema + ?Sized>() -> Result<Value, String> {
 }
 
 fn object_schema(mut schema: Value, type_name: &str) -> Result<Value, String> {
+    // Any JSON value (`serde_json::Value`): intake makes it an object.
+    if schema == Value::Bool(true) || schema.as_object().is_some_and(Map::is_empty) {
+        return Ok(serde_json::json!({"type": "object", "properties": {}}));
+    }
     let Some(object) = schema.as_object_mut() else {
         return Err(format!(
             "the arguments of a tool must be a struct (a JSON object); `{type_name}` is not"

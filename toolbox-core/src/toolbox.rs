@@ -251,9 +251,21 @@ pub trait ToolBoxExt: ToolBox {
         ToolCallback::all(self.clone(), handler)
     }
 
-    /// Hides the tools `condition` refuses: absent from the specifications
-    /// and refused on call without running.
-    fn filter<C: ToolCondition + 'static>(self, condition: C) -> FilteredToolBox<Self, C>
+    /// Hides the tools a closure refuses: absent from the specifications
+    /// and refused on call without running. The closure's parameter types
+    /// need no annotations: `.filter(|spec, ctx| spec.name != "delete")`.
+    fn filter<F>(self, condition: F) -> FilteredToolBox<Self, F>
+    where
+        Self: Sized,
+        F: Fn(&ToolSpecification, &Context) -> bool + Send + Sync + 'static,
+    {
+        FilteredToolBox::new(self, condition)
+    }
+
+    /// Hides the tools a [`ToolCondition`] value refuses (a type of your
+    /// own, or [`AlwaysTrue`](crate::AlwaysTrue)); [`filter`](Self::filter)
+    /// takes closures.
+    fn filter_by<C: ToolCondition + 'static>(self, condition: C) -> FilteredToolBox<Self, C>
     where
         Self: Sized,
     {

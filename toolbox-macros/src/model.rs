@@ -87,10 +87,10 @@ impl ToolFn {
     ) -> ToolFn {
         let doc_lines = doc::lines(attrs);
         let described_args = doc::arguments(&doc_lines);
-        let name = tool
-            .name
-            .as_ref()
-            .map_or_else(|| sig.ident.to_string(), LitStr::value);
+        let name = tool.name.as_ref().map_or_else(
+            || sig.ident.to_string().trim_start_matches("r#").to_owned(),
+            LitStr::value,
+        );
         let name_span = tool.name.as_ref().map_or(sig.ident.span(), LitStr::span);
         let description = tool
             .description

@@ -1,6 +1,7 @@
 //! Lowering a JSON Schema (draft 2020-12, as schemars emits it) into each
 //! provider's dialect.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
@@ -135,7 +136,12 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let lowering = Lowering { dialect, defs };
+    let lowering = Lowering {
+        dialect,
+        defs,
+        depth: Cell::new(0),
+        nodes: Cell::new(0),
+    };
     match dialect {
         Dialect::OpenAi | Dialect::Anthropic | Dialect::Mcp => {
             object.entry("properties").or_insert_with(|| json!({}));
@@ -168,6 +174,25 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
 struct Lowering {
     dialect: Dialect,
     defs: Map<String, Value>,
+    /// How deep the walk is now, and how many schema nodes it has produced:
+    /// lowering stays linear in its output, and both are bounded.
+    depth: Cell<usize>,
+    nodes: Cell<usize>,
+}
+
+/// The deepest a lowered schema may nest.
+pub const MAX_LOWERING_DEPTH: usize = 64;
+/// The most schema nodes a lowering may produce (inlined `$ref`s count
+/// each time they are inlined).
+pub const MAX_LOWERED_NODES: usize = 20_000;
+
+/// Leaves one level of the walk when dropped.
+struct Level<'a>(&'a Cell<usize>);
+
+impl Drop for Level<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 fn def_name(reference: &str) -> Option<&str> {
@@ -182,6 +207,34 @@ impl Lowering {
             path: path.to_owned(),
             message: message.into(),
         }
+    }
+
+    /// Enters one schema node: refuses a walk that nests too deep (a cycle
+    /// the reference check cannot see) or that has produced too much.
+    fn enter(&self, path: &str) -> Result<Level<'_>, LowerError> {
+        let depth = self.depth.get() + 1;
+        let nodes = self.nodes.get() + 1;
+        if depth > MAX_LOWERING_DEPTH {
+            return Err(self.error(
+                path,
+                format!(
+                    "the schema nests deeper than {MAX_LOWERING_DEPTH} levels once its references are inlined for {}; a recursive type cannot be expressed there",
+                    self.dialect.label()
+                ),
+            ));
+        }
+        if nodes > MAX_LOWERED_NODES {
+            return Err(self.error(
+                path,
+                format!(
+                    "the schema grows past {MAX_LOWERED_NODES} nodes once its references are inlined for {}; share fewer described references or simplify the types",
+                    self.dialect.label()
+                ),
+            ));
+        }
+        self.depth.set(depth);
+        self.nodes.set(nodes);
+        Ok(Level(&self.depth))
     }
 
     /// Inlines a `$ref` that has siblings (the siblings win), so descriptions
@@ -240,6 +293,7 @@ impl Lowering {
         let Value::Object(mut object) = value else {
             return Ok(value);
         };
+        let _level = self.enter(path)?;
         let openai = self.dialect == Dialect::OpenAiStrict;
         // A one-branch `allOf` (how some generators attach siblings to a
         // `$ref`) is merged first, so a `$ref` it carries is inlined below.
@@ -418,6 +472,7 @@ impl Lowering {
         let Value::Object(mut object) = value else {
             return Ok(value);
         };
+        let _level = self.enter(path)?;
         if let Some(constant) = object.remove("const") {
             object.insert("enum".into(), Value::Array(vec![constant]));
         }
@@ -482,6 +537,7 @@ impl Lowering {
         let Value::Object(mut object) = value else {
             return Ok(value);
         };
+        let _level = self.enter(path)?;
         let inlined = self.inline_ref(&mut object, path, stack)?;
         let mut nullable = false;
         if let Some(Value::Array(types)) = object.get("type").cloned() {

@@ -32,7 +32,7 @@ mod lower;
 mod turn;
 
 pub use check::{name_problem, validate, Violation};
-pub use lower::{lower, LowerError};
+pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
 pub use turn::{
     Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner, MAX_CALLS_PER_TURN,
 };
@@ -225,8 +225,10 @@ impl Provider {
                     Some(message) => (message, "choices[0].message"),
                     None => (payload, ""),
                 };
-                let Some(calls) = message.get("tool_calls") else {
-                    return Ok(Vec::new());
+                // No calls: the field absent, or `null` as some servers send it.
+                let calls = match message.get("tool_calls") {
+                    None | Some(Value::Null) => return Ok(Vec::new()),
+                    Some(calls) => calls,
                 };
                 let calls = reader.array(calls, &join(base, "tool_calls"))?;
                 calls
@@ -238,7 +240,7 @@ impl Provider {
                         let name = reader.string(function, "name", &format!("{path}.function"))?;
                         let arguments = function.get("arguments").cloned().unwrap_or(Value::Null);
                         Ok(ToolCall {
-                            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                            id: call_id(call.get("id")),
                             name,
                             arguments: take_arguments(arguments),
                             extra: None,
@@ -292,12 +294,25 @@ impl Provider {
                     .collect()
             }
             Provider::Gemini | Provider::GeminiLegacy => {
-                let (content, base) = match payload.pointer("/candidates/0/content") {
-                    Some(content) => (content, "candidates[0].content"),
-                    None => (payload, ""),
+                let (content, base) = if let Some(candidates) = payload.get("candidates") {
+                    // A response: no candidate, or one without content or
+                    // parts (blocked, cut short), holds no call.
+                    match candidates.pointer("/0/content") {
+                        Some(content) => (content, "candidates[0].content"),
+                        None => return Ok(Vec::new()),
+                    }
+                } else if payload.get("promptFeedback").is_some() {
+                    // The prompt was blocked: a response with no candidates.
+                    return Ok(Vec::new());
+                } else {
+                    (payload, "")
                 };
-                let parts =
-                    reader.array(reader.field(content, "parts", base)?, &join(base, "parts"))?;
+                let parts = match content.get("parts") {
+                    None | Some(Value::Null) if !base.is_empty() => return Ok(Vec::new()),
+                    _ => {
+                        reader.array(reader.field(content, "parts", base)?, &join(base, "parts"))?
+                    }
+                };
                 parts
                     .iter()
                     .enumerate()
@@ -305,7 +320,7 @@ impl Provider {
                     .map(|(i, part, call)| {
                         let path = format!("{}[{i}].functionCall", join(base, "parts"));
                         Ok(ToolCall {
-                            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                            id: call_id(call.get("id")),
                             name: reader.string(call, "name", &path)?,
                             arguments: take_arguments(
                                 call.get("args").cloned().unwrap_or(Value::Null),
@@ -320,10 +335,7 @@ impl Provider {
             Provider::Mcp => {
                 let params = payload.get("params").unwrap_or(payload);
                 Ok(vec![ToolCall {
-                    id: payload.get("id").map(|id| match id {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    }),
+                    id: call_id(payload.get("id")),
                     name: reader.string(params, "name", "params")?,
                     arguments: take_arguments(
                         params.get("arguments").cloned().unwrap_or(Value::Null),
@@ -525,5 +537,15 @@ impl Reader {
         value
             .as_array()
             .ok_or_else(|| self.malformed(path, "expected an array"))
+    }
+}
+
+/// A provider's call id as text: a string as is, a number (or any other
+/// JSON value) as its JSON text, so it is echoed back rather than dropped.
+fn call_id(id: Option<&Value>) -> Option<String> {
+    match id? {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
     }
 }

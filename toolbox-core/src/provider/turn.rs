@@ -145,7 +145,20 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// approved it: its arguments are first checked by the code that will
     /// deserialize them ([`ToolBox::check`]), and a call they fail ends as
     /// invalid without running and without asking the hook.
-    pub fn approval(mut self, approval: impl Approval + 'static) -> Self {
+    ///
+    /// The closure's parameter needs no annotation:
+    /// `.approval(|request| async move { if request.destructive() { … } })`.
+    pub fn approval<F, Fut>(self, approval: F) -> Self
+    where
+        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Decision> + Send + 'static,
+    {
+        self.approval_hook(approval)
+    }
+
+    /// Asks an [`Approval`] value before each call, as
+    /// [`approval`](Self::approval) does with a closure.
+    pub fn approval_hook(mut self, approval: impl Approval + 'static) -> Self {
         self.approval = Some(Arc::new(approval));
         self
     }

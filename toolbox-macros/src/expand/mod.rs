@@ -74,9 +74,13 @@ fn args_struct(tool: &ToolFn, krate: &TokenStream) -> (TokenStream, TokenStream)
         match default {
             Some(ArgDefault::Trait) => attrs.push(quote!(#[serde(default)])),
             Some(ArgDefault::Expr(expr)) => {
+                // Length-prefixed, so `a_b` + `c` and `a` + `b_c` differ.
+                let tool_name = tool.ident.to_string();
+                let tool_name = tool_name.trim_start_matches("r#");
                 let function = format_ident!(
-                    "__toolbox_default_{}_{}",
-                    tool.ident.to_string().trim_start_matches("r#"),
+                    "__toolbox_default_{}_{}_{}",
+                    tool_name.len(),
+                    tool_name,
                     field.to_string().trim_start_matches("r#")
                 );
                 let path = function.to_string();
