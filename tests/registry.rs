@@ -3,15 +3,12 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::Counts;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolbox::prelude::*;
-use toolbox::registry::{HttpGetOptions, RegistryError, ToolKey};
+use toolbox::registry::{RegistryError, ToolKey};
 
 struct Crm;
 
@@ -316,86 +313,6 @@ async fn registry_listeners_see_every_call_of_its_boxes() {
     assert_eq!(per_call.get(), (2, 1, 1));
 }
 
-async fn serve_once_per_connection(body: &'static str) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            let mut request = vec![0u8; 4096];
-            let _ = socket.read(&mut request).await;
-            let response = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = socket.write_all(response.as_bytes()).await;
-        }
-    });
-    (address, hits)
-}
-
-#[tokio::test]
-async fn http_get_is_opt_in_and_refuses_loopback_unless_allowed() {
-    let (address, hits) = serve_once_per_connection("hello from 127.0.0.1").await;
-    let url = format!("http://{address}/page");
-
-    let registry = Registry::new();
-    assert!(
-        registry.get("http_get").is_err(),
-        "not registered by default"
-    );
-    registry.enable_http_get(HttpGetOptions::default()).unwrap();
-    let tools = registry.resolve(["http_get"]).unwrap();
-    let ctx = Context::new();
-    let handler = ToolHandler::empty();
-    let response = tools
-        .call("http_get", &json!({"url": url}), &ctx, &handler)
-        .await;
-    assert!(response.is_error);
-    assert_eq!(
-        response.content,
-        format!("refused: `127.0.0.1` resolves to 127.0.0.1, a loopback address; http_get only fetches public addresses")
-    );
-    let by_name = format!("http://localhost:{}/page", address.port());
-    let response = tools
-        .call("http_get", &json!({"url": by_name}), &ctx, &handler)
-        .await;
-    assert!(response.is_error);
-    assert!(
-        response
-            .content
-            .starts_with("refused: `localhost` resolves to"),
-        "{}",
-        response.content
-    );
-    assert_eq!(
-        hits.load(Ordering::SeqCst),
-        0,
-        "nothing was sent to the refused address"
-    );
-
-    let allowing = Registry::new();
-    allowing
-        .enable_http_get(HttpGetOptions {
-            allow_loopback: true,
-            max_bytes: 10,
-            timeout: Duration::from_secs(5),
-            ..HttpGetOptions::default()
-        })
-        .unwrap();
-    let tools = allowing.resolve(["http_get@core"]).unwrap();
-    let response = tools
-        .call("http_get", &json!({"url": url}), &ctx, &handler)
-        .await;
-    assert_eq!(
-        response,
-        ToolResponse::text("hello from\n[truncated at 10 bytes]")
-    );
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_register_resolve_and_call_lose_nothing() {
     let registry = Arc::new(registry());
@@ -448,7 +365,6 @@ async fn concurrent_register_resolve_and_call_lose_nothing() {
 #[test]
 fn every_tool_of_this_file_fits_every_provider() {
     let registry = registry();
-    registry.enable_http_get(HttpGetOptions::default()).unwrap();
     let everything = registry
         .resolve([
             "get_customer",
@@ -456,7 +372,6 @@ fn every_tool_of_this_file_fits_every_provider() {
             "lookup@orders",
             "get_order",
             "now",
-            "http_get",
         ])
         .unwrap();
     common::assert_fits_every_provider(&everything);

@@ -206,6 +206,13 @@ impl FnTool {
         self
     }
 
+    /// Marks the tool open-world: it reaches outside systems (the web, a
+    /// third party's API).
+    pub fn open_world(mut self) -> Self {
+        self.annotations().open_world = Some(true);
+        self
+    }
+
     /// Marks the tool idempotent.
     pub fn idempotent(mut self) -> Self {
         self.annotations().idempotent = Some(true);
