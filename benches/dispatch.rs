@@ -8,6 +8,10 @@
 //! them for its transcript), so `baseline_borrowed` — `T::deserialize(&Value)`
 //! without the clone — is also measured: the strictest floor for the same work.
 //!
+//! `baseline_text` is the floor for arguments sent as JSON text, the form
+//! most providers use: `serde_json::from_str` → the function →
+//! `serde_json::to_string`; `macro_tool_text` is `call` given that text.
+//!
 //! The tools never wait, so each call is driven by one poll with a no-op
 //! waker: the numbers are the call path's, not an executor's.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
@@ -133,6 +137,16 @@ fn bench_tools(c: &mut Criterion) {
             serde_json::to_string(&add(args.a, args.b)).unwrap()
         })
     });
+    let text = arguments.to_string();
+    group.bench_function("baseline_text", |b| {
+        b.iter(|| {
+            let args: AddArgs = serde_json::from_str(black_box(&text)).unwrap();
+            serde_json::to_string(&add(args.a, args.b)).unwrap()
+        })
+    });
+    group.bench_function("macro_tool_text", |b| {
+        b.iter(|| ready(MacroTools.call("add", black_box(text.as_str()), &ctx, &handler)).content)
+    });
     group.bench_function("closure_tool", |b| {
         b.iter(|| ready(tools.call("add", black_box(&arguments), &ctx, &handler)).content)
     });
@@ -157,6 +171,18 @@ fn bench_tools(c: &mut Criterion) {
         b.iter(|| {
             let args = SearchArgs::deserialize(black_box(&arguments)).unwrap();
             serde_json::to_string(&search(args.query, args.limit, args.filters)).unwrap()
+        })
+    });
+    let text = arguments.to_string();
+    group.bench_function("baseline_text", |b| {
+        b.iter(|| {
+            let args: SearchArgs = serde_json::from_str(black_box(&text)).unwrap();
+            serde_json::to_string(&search(args.query, args.limit, args.filters)).unwrap()
+        })
+    });
+    group.bench_function("macro_tool_text", |b| {
+        b.iter(|| {
+            ready(MacroTools.call("search", black_box(text.as_str()), &ctx, &handler)).content
         })
     });
     group.bench_function("closure_tool", |b| {
