@@ -88,10 +88,10 @@ pub use toolbox_registry::Registry;
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        tool_fn, try_tool_fn, AlwaysTrue, Args, Arguments, CallId, Context, DispatchFuture,
-        EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox, TimeoutToolBox, ToolBox,
-        ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolErrorKind, ToolHandler, ToolResponse,
-        ToolSet, ToolSpecification,
+        tool_fn, try_tool_fn, AlwaysTrue, Args, Arguments, CallId, Context, DefinitionError,
+        DispatchFuture, EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox,
+        TimeoutToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolErrorKind,
+        ToolHandler, ToolResponse, ToolSet, ToolSpecification,
     };
 
     #[cfg(feature = "macros")]

@@ -813,3 +813,48 @@ fn closures_need_no_annotations() {
     });
     let _ = Mutex::new(());
 }
+
+/// A box whose listing hides a tool its dispatch still runs.
+struct Inconsistent(Arc<AtomicUsize>);
+
+impl ToolBox for Inconsistent {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        Vec::new()
+    }
+
+    fn dispatch<'a>(&'a self, _: &'a str, _: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        DispatchFuture::ready(Ok(ToolResponse::text("ran")))
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_hook_cannot_see_never_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let unlisted = Inconsistent(runs.clone());
+    let runner = TurnRunner::new(&unlisted).approval(|_| async { Decision::Approve });
+    let outcome = runner
+        .run(vec![ToolCall::new("anything", json!({}))], &Context::new())
+        .await;
+    assert_eq!(outcome[0].response.content, "unknown tool `anything`");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    // A condition that depends on the call's own id is judged in that context.
+    let danger = Danger::default();
+    let filtered = (&danger).filter(|_, ctx| ctx.call_id().is_some());
+    let runner = TurnRunner::new(&filtered).approval(|_| async {
+        Decision::Reject {
+            reason: "no".into(),
+        }
+    });
+    let outcome = runner
+        .run(
+            vec![
+                ToolCall::new("wipe", json!({"level": "Hard", "target": {"id": 1}})).with_id("c1"),
+            ],
+            &Context::new(),
+        )
+        .await;
+    assert_eq!(outcome[0].response.content, "the call was not approved: no");
+    assert_eq!(danger.runs.load(Ordering::SeqCst), 0);
+}

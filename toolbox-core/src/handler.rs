@@ -135,6 +135,13 @@ impl ToolHandler {
         self
     }
 
+    /// Whether an end callback (`on_success` / `on_error`) is set: only then
+    /// is the elapsed time measured.
+    #[inline]
+    pub(crate) fn observes_ends(&self) -> bool {
+        self.success.is_some() || self.failure.is_some()
+    }
+
     /// Whether any callback is set.
     pub fn is_empty(&self) -> bool {
         self.start.is_none() && self.success.is_none() && self.failure.is_none()

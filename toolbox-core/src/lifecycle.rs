@@ -6,6 +6,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use tracing::Span;
 
@@ -69,7 +70,9 @@ pub(crate) struct Observation<'a> {
     handler: &'a ToolHandler,
     name: &'a str,
     call_id: Option<&'a str>,
-    started: u64,
+    /// The clock's reading at the start; `None` when no observer takes the
+    /// end events, so nobody needs the elapsed time and the clock is not read.
+    started: Option<u64>,
     span: Option<&'a Span>,
     ended: bool,
 }
@@ -91,7 +94,7 @@ impl<'a> Observation<'a> {
             handler,
             name,
             call_id,
-            started: clock().raw(),
+            started: handler.observes_ends().then(|| clock().raw()),
             span,
             ended: false,
         }
@@ -103,8 +106,13 @@ impl<'a> Observation<'a> {
 
     fn end(&mut self, result: &DispatchResult) {
         self.ended = true;
-        let clock = clock();
-        let elapsed = clock.delta(self.started, clock.raw());
+        let elapsed = match self.started {
+            Some(started) => {
+                let clock = clock();
+                clock.delta(started, clock.raw())
+            }
+            None => Duration::ZERO,
+        };
         if let Some(kind) = self
             .handler
             .report(self.name, self.call_id, result, elapsed)

@@ -169,8 +169,10 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         let specs: Vec<Option<ToolSpecification>> = calls
             .iter()
             .map(|c| {
+                // In the call's own context (its id included): the one its
+                // conditions see when it runs.
                 self.toolbox
-                    .specification(&c.name, ctx)
+                    .specification(&c.name, &call_context(c, ctx))
                     .map(std::borrow::Cow::into_owned)
             })
             .collect();
@@ -275,13 +277,28 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         semaphore: &Semaphore,
     ) -> CallOutcome {
         let ctx = call_context(call, ctx);
-        let decision = match (&self.approval, spec) {
-            (Some(approval), Some(spec)) => {
-                match self
-                    .toolbox
-                    .check(&call.name, Arguments::from(&call.arguments), &ctx)
-                {
-                    Ok(()) => {
+        let decision = match &self.approval {
+            None => Decision::Approve,
+            Some(approval) => {
+                // A call runs only after the hook approved it: a call that
+                // cannot be shown to the hook (no specification in its
+                // context) or whose arguments the tool refuses ends here.
+                let arguments = Arguments::from(&call.arguments);
+                let checked = match spec {
+                    Some(spec) => self
+                        .toolbox
+                        .check(&call.name, arguments, &ctx)
+                        .map(|()| spec),
+                    None => Err(self
+                        .toolbox
+                        .check(&call.name, arguments, &ctx)
+                        .err()
+                        .unwrap_or_else(|| ToolError::NotAvailable {
+                            name: call.name.clone(),
+                        })),
+                };
+                match checked {
+                    Ok(spec) => {
                         let request = ApprovalRequest {
                             call: call.clone(),
                             specification: spec.clone(),
@@ -300,7 +317,6 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     }
                 }
             }
-            _ => Decision::Approve,
         };
         self.settle(call, spec, decision, &ctx, Some(semaphore))
             .await
