@@ -258,9 +258,12 @@ fn without_position(error: &serde_json::Error) -> String {
 /// Refuses values nested deeper than [`MAX_DEPTH`].
 fn check_depth(value: &Value) -> Result<(), ToolError> {
     fn deeper(value: &Value, budget: usize) -> bool {
+        let nested = |child: &Value| {
+            matches!(child, Value::Array(_) | Value::Object(_)) && deeper(child, budget - 1)
+        };
         match value {
-            Value::Array(items) => budget == 0 || items.iter().any(|v| deeper(v, budget - 1)),
-            Value::Object(map) => budget == 0 || map.values().any(|v| deeper(v, budget - 1)),
+            Value::Array(items) => budget == 0 || items.iter().any(nested),
+            Value::Object(map) => budget == 0 || map.values().any(nested),
             _ => false,
         }
     }

@@ -131,9 +131,15 @@ impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
             return self.inner.dispatch(name, arguments, ctx);
         }
         DispatchFuture::new(async move {
-            let observation = Observation::start(&handler, name, ctx.call_id(), arguments, None);
+            let observation = Observation::start(
+                &handler,
+                name,
+                ctx.call_id(),
+                arguments,
+                tracing::Span::none(),
+            );
             let result = crate::lifecycle::guarded(&self.inner, name, arguments, ctx).await;
-            observation.finish(&result);
+            observation.report(&result);
             result
         })
     }

@@ -34,6 +34,17 @@ impl<'a> DispatchFuture<'a> {
         DispatchFuture(State::Pending(Box::pin(future)))
     }
 
+    /// The result when it is already known, else the boxed future.
+    pub(crate) fn into_parts(self) -> Result<DispatchResult, BoxFuture<'a, DispatchResult>> {
+        match self.0 {
+            State::Ready(Some(result)) => Ok(result),
+            State::Ready(None) => Ok(Err(crate::ToolError::Panicked {
+                message: "a dispatch was polled after it completed".to_owned(),
+            })),
+            State::Pending(future) => Err(future),
+        }
+    }
+
     /// The result, if it is already known, or the dispatch back.
     pub fn into_ready(self) -> Result<DispatchResult, Self> {
         match self.0 {

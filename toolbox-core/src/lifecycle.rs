@@ -1,5 +1,10 @@
 //! The one call path: events, timing, tracing, panic capture, cancellation,
 //! serialization of errors. Every box's calls pass here exactly once.
+//!
+//! [`Call`] is written by hand rather than as an `async fn`: a tool that
+//! answers at once (a sync tool, bad arguments, an unknown name) is run to
+//! its end in the first poll, and the future holds only what a pending call
+//! needs, so the call path stays a few words wide.
 
 use std::any::Any;
 use std::future::Future;
@@ -12,54 +17,123 @@ use tracing::Span;
 
 use crate::args::echo;
 use crate::handler::ToolStart;
-use crate::toolbox::DispatchResult;
-use crate::DispatchFuture;
+use crate::toolbox::{BoxFuture, DispatchResult};
 use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
 
-pub(crate) async fn run<B: ToolBox + ?Sized>(
-    toolbox: &B,
-    name: &str,
-    arguments: Arguments<'_>,
-    ctx: &Context,
-    handler: &ToolHandler,
-) -> ToolResponse {
-    let call_id = ctx.call_id();
-    let span = tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {}", echo(name)),
-        otel.kind = "internal",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %echo(name),
-        gen_ai.tool.type = "function",
-        gen_ai.tool.call.id = call_id,
-        error.type = tracing::field::Empty,
-    );
-    let observation = Observation::start(handler, name, call_id, arguments, Some(&span));
-    let result = if ctx.is_cancelled() {
-        Err(ToolError::Cancelled)
-    } else {
-        match start(toolbox, name, arguments, ctx, &span) {
-            Ok(result) => result,
-            Err(dispatch) => match ctx.cancellation() {
-                None => dispatch.await,
-                Some(token) => {
-                    let mut cancelled = std::pin::pin!(token.cancelled());
-                    let mut dispatch = std::pin::pin!(dispatch);
-                    std::future::poll_fn(|cx| {
-                        if cancelled.as_mut().poll(cx).is_ready() {
-                            return Poll::Ready(Err(ToolError::Cancelled));
-                        }
-                        dispatch.as_mut().poll(cx)
-                    })
-                    .await
-                }
+/// One call through the lifecycle: what [`ToolBoxExt::call`](crate::ToolBoxExt::call)
+/// returns.
+pub(crate) struct Call<'a, B: ?Sized> {
+    state: State<'a, B>,
+}
+
+enum State<'a, B: ?Sized> {
+    /// Not polled yet: nothing has happened, nothing is reported if dropped.
+    Start {
+        toolbox: &'a B,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+        handler: &'a ToolHandler,
+    },
+    /// The dispatch is pending; dropping it reports `Cancelled`.
+    Running(Running<'a>),
+    Done,
+}
+
+struct Running<'a> {
+    observation: Observation<'a>,
+    dispatch: BoxFuture<'a, DispatchResult>,
+    cancelled: Option<BoxFuture<'a, ()>>,
+}
+
+impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
+    pub(crate) fn new(
+        toolbox: &'a B,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+        handler: &'a ToolHandler,
+    ) -> Self {
+        Call {
+            state: State::Start {
+                toolbox,
+                name,
+                arguments,
+                ctx,
+                handler,
             },
         }
-    };
-    observation.finish(&result);
-    match result {
-        Ok(response) => response,
-        Err(error) => ToolResponse::error(error.model_message()),
+    }
+}
+
+impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
+    type Output = ToolResponse;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<ToolResponse> {
+        // `Call` is `Unpin`: its pending parts are boxed.
+        let this = self.get_mut();
+        if let State::Start {
+            toolbox,
+            name,
+            arguments,
+            ctx,
+            handler,
+        } = this.state
+        {
+            let call_id = ctx.call_id();
+            let span = tracing::info_span!(
+                "execute_tool",
+                otel.name = %format_args!("execute_tool {}", echo(name)),
+                otel.kind = "internal",
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = %echo(name),
+                gen_ai.tool.type = "function",
+                gen_ai.tool.call.id = call_id,
+                error.type = tracing::field::Empty,
+            );
+            let observation = Observation::start(handler, name, call_id, arguments, span);
+            if ctx.is_cancelled() {
+                this.state = State::Done;
+                return Poll::Ready(observation.finish(Err(ToolError::Cancelled)));
+            }
+            match start(toolbox, name, arguments, ctx, &observation.span) {
+                Ok(result) => {
+                    this.state = State::Done;
+                    return Poll::Ready(observation.finish(result));
+                }
+                Err(dispatch) => {
+                    let cancelled = ctx
+                        .cancellation()
+                        .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) });
+                    this.state = State::Running(Running {
+                        observation,
+                        dispatch,
+                        cancelled,
+                    });
+                }
+            }
+        }
+        let State::Running(running) = &mut this.state else {
+            return Poll::Ready(ToolResponse::error(
+                "the call was polled after it completed",
+            ));
+        };
+        let cancelled = running
+            .cancelled
+            .as_mut()
+            .is_some_and(|cancelled| cancelled.as_mut().poll(cx).is_ready());
+        let result = if cancelled {
+            Err(ToolError::Cancelled)
+        } else {
+            match poll_guarded(&mut running.dispatch, &running.observation.span, cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(result) => result,
+            }
+        };
+        let State::Running(running) = std::mem::replace(&mut this.state, State::Done) else {
+            unreachable!("the state was just matched as running")
+        };
+        Poll::Ready(running.observation.finish(result))
     }
 }
 
@@ -73,7 +147,7 @@ pub(crate) struct Observation<'a> {
     /// The clock's reading at the start; `None` when no observer takes the
     /// end events, so nobody needs the elapsed time and the clock is not read.
     started: Option<u64>,
-    span: Option<&'a Span>,
+    span: Span,
     ended: bool,
 }
 
@@ -83,7 +157,7 @@ impl<'a> Observation<'a> {
         name: &'a str,
         call_id: Option<&'a str>,
         arguments: Arguments<'a>,
-        span: Option<&'a Span>,
+        span: Span,
     ) -> Self {
         handler.started(&ToolStart {
             name,
@@ -100,7 +174,17 @@ impl<'a> Observation<'a> {
         }
     }
 
-    pub(crate) fn finish(mut self, result: &DispatchResult) {
+    /// Reports the end and turns the result into what the model reads.
+    pub(crate) fn finish(mut self, result: DispatchResult) -> ToolResponse {
+        self.end(&result);
+        match result {
+            Ok(response) => response,
+            Err(error) => ToolResponse::error(error.model_message()),
+        }
+    }
+
+    /// Reports the end of a call whose result goes on as it is.
+    pub(crate) fn report(mut self, result: &DispatchResult) {
         self.end(result);
     }
 
@@ -117,9 +201,7 @@ impl<'a> Observation<'a> {
             .handler
             .report(self.name, self.call_id, result, elapsed)
         {
-            if let Some(span) = self.span {
-                span.record("error.type", kind.as_str());
-            }
+            self.span.record("error.type", kind.as_str());
         }
     }
 }
@@ -134,24 +216,34 @@ impl Drop for Observation<'_> {
 
 /// Starts a raw dispatch inside `span` with panics caught: the result when
 /// it is already there (sync tools, bad arguments, a panic while building the
-/// dispatch), else the pending dispatch, guarded the same way while polled.
-/// The lifecycle and the observing decorators share it.
-fn start<'a: 's, 's, B: ToolBox + ?Sized>(
+/// dispatch), else the pending dispatch.
+fn start<'a, B: ToolBox + ?Sized>(
     toolbox: &'a B,
     name: &'a str,
     arguments: Arguments<'a>,
     ctx: &'a Context,
-    span: &'s Span,
-) -> Result<DispatchResult, Guarded<'s>> {
+    span: &Span,
+) -> Result<DispatchResult, BoxFuture<'a, DispatchResult>> {
     let started = {
         let _entered = span.enter();
         catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx)))
     };
     match started {
         Err(payload) => Ok(Err(panicked(payload))),
-        Ok(dispatch) => dispatch
-            .into_ready()
-            .map_err(|pending| Guarded::Running(pending, span)),
+        Ok(dispatch) => dispatch.into_parts(),
+    }
+}
+
+/// Polls a pending dispatch inside `span` with panics caught.
+fn poll_guarded(
+    dispatch: &mut BoxFuture<'_, DispatchResult>,
+    span: &Span,
+    cx: &mut TaskContext<'_>,
+) -> Poll<DispatchResult> {
+    let _entered = span.enter();
+    match catch_unwind(AssertUnwindSafe(|| dispatch.as_mut().poll(cx))) {
+        Ok(poll) => poll,
+        Err(payload) => Poll::Ready(Err(panicked(payload))),
     }
 }
 
@@ -164,39 +256,9 @@ pub(crate) async fn guarded<B: ToolBox + ?Sized>(
     ctx: &Context,
 ) -> DispatchResult {
     let span = Span::none();
-    let result = match start(toolbox, name, arguments, ctx, &span) {
+    match start(toolbox, name, arguments, ctx, &span) {
         Ok(result) => result,
-        Err(pending) => pending.await,
-    };
-    result
-}
-
-/// A pending raw dispatch, polled inside the call's span with panics caught.
-enum Guarded<'a> {
-    Running(DispatchFuture<'a>, &'a Span),
-    Done,
-}
-
-impl Future for Guarded<'_> {
-    type Output = DispatchResult;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<DispatchResult> {
-        let this = self.get_mut();
-        let Guarded::Running(future, span) = this else {
-            return Poll::Ready(Err(panicked(Box::new("polled after completion"))));
-        };
-        let _entered = span.enter();
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(future).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(result)) => {
-                *this = Guarded::Done;
-                Poll::Ready(result)
-            }
-            Err(payload) => {
-                *this = Guarded::Done;
-                Poll::Ready(Err(panicked(payload)))
-            }
-        }
+        Err(mut pending) => std::future::poll_fn(|cx| poll_guarded(&mut pending, &span, cx)).await,
     }
 }
 

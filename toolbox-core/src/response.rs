@@ -63,10 +63,13 @@ impl ToolResponse {
     /// assert_eq!(failed.content, "no such city");
     /// ```
     pub fn from_output<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
-        let mut buffer = Vec::with_capacity(64);
+        // What `serde_json::to_string` starts with.
+        let mut buffer = Vec::with_capacity(128);
+        let saw_null = std::cell::Cell::new(false);
         let mut shape = Shape::Json;
         {
-            let mut json = serde_json::Serializer::new(&mut buffer);
+            let mut json =
+                serde_json::Serializer::with_formatter(&mut buffer, NullWatch(&saw_null));
             value
                 .serialize(TopLevel {
                     json: &mut json,
@@ -80,7 +83,7 @@ impl ToolResponse {
         }
         // serde_json writes NaN and infinities as `null`: look for them only
         // when a `null` was written, and refuse the result, naming the path.
-        if buffer.windows(4).any(|w| w == b"null") {
+        if saw_null.get() {
             if let Some((path, what)) = crate::finite::non_finite(value) {
                 let at = if path == "." {
                     "the result".to_owned()
@@ -117,12 +120,24 @@ enum Shape {
 
 /// A serializer that handles the top level of a value (strings, unit,
 /// newtypes, `Result`) and hands everything below to serde_json unchanged.
-struct TopLevel<'s, W: io::Write> {
-    json: &'s mut serde_json::Serializer<W>,
+struct TopLevel<'s, 'n, W: io::Write> {
+    json: &'s mut serde_json::Serializer<W, NullWatch<'n>>,
     shape: &'s mut Shape,
 }
 
-type Compound<'s, W> = serde_json::ser::Compound<'s, W, serde_json::ser::CompactFormatter>;
+type Compound<'s, 'n, W> = serde_json::ser::Compound<'s, W, NullWatch<'n>>;
+
+/// serde_json's compact format, noting whether it wrote a `null` (which is
+/// also how it writes NaN and infinities), so only results holding one are
+/// walked again to look for a non-finite float.
+struct NullWatch<'n>(&'n std::cell::Cell<bool>);
+
+impl serde_json::ser::Formatter for NullWatch<'_> {
+    fn write_null<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.set(true);
+        writer.write_all(b"null")
+    }
+}
 
 macro_rules! forward_scalar {
     ($($method:ident($ty:ty)),* $(,)?) => {
@@ -132,16 +147,16 @@ macro_rules! forward_scalar {
     };
 }
 
-impl<'s, W: io::Write> Serializer for TopLevel<'s, W> {
+impl<'s, 'n, W: io::Write> Serializer for TopLevel<'s, 'n, W> {
     type Ok = ();
     type Error = serde_json::Error;
-    type SerializeSeq = Compound<'s, W>;
-    type SerializeTuple = Compound<'s, W>;
-    type SerializeTupleStruct = Compound<'s, W>;
-    type SerializeTupleVariant = Compound<'s, W>;
-    type SerializeMap = Compound<'s, W>;
-    type SerializeStruct = Compound<'s, W>;
-    type SerializeStructVariant = Compound<'s, W>;
+    type SerializeSeq = Compound<'s, 'n, W>;
+    type SerializeTuple = Compound<'s, 'n, W>;
+    type SerializeTupleStruct = Compound<'s, 'n, W>;
+    type SerializeTupleVariant = Compound<'s, 'n, W>;
+    type SerializeMap = Compound<'s, 'n, W>;
+    type SerializeStruct = Compound<'s, 'n, W>;
+    type SerializeStructVariant = Compound<'s, 'n, W>;
 
     forward_scalar!(
         serialize_bool(bool),

@@ -238,7 +238,7 @@ pub trait ToolBoxExt: ToolBox {
         ctx: &'a Context,
         handler: &'a ToolHandler,
     ) -> impl Future<Output = ToolResponse> + Send + 'a {
-        lifecycle::run(self, name, arguments.into(), ctx, handler)
+        lifecycle::Call::new(self, name, arguments.into(), ctx, handler)
     }
 
     /// The tools as framework-neutral callbacks (name, specification, a call
