@@ -58,6 +58,7 @@ pub enum Arguments<'a> {
 }
 
 impl<'a> From<&'a Value> for Arguments<'a> {
+    #[inline]
     fn from(value: &'a Value) -> Self {
         match value {
             Value::String(text) => Arguments::Text(text),
@@ -113,6 +114,7 @@ impl<'a> Arguments<'a> {
     /// `serde_json` accepts for the normalized object (`from_str` for text,
     /// `from_value` for a value). On failure the error names the JSON path,
     /// the value received and what would be accepted.
+    #[inline]
     pub fn deserialize<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         match self {
             Arguments::Value(value) => match value {
@@ -152,6 +154,8 @@ impl<'a> Arguments<'a> {
     }
 }
 
+#[inline]
+
 fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
     check_depth(value)?;
     match T::deserialize(value) {
@@ -172,6 +176,8 @@ fn explain_value<T: DeserializeOwned>(value: &Value, first: serde_json::Error) -
         Ok(_) => ToolError::invalid_arguments("", explain(&first.to_string(), None)),
     }
 }
+
+#[inline]
 
 fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
     let trimmed = text.trim_matches(is_json_space);
@@ -256,7 +262,9 @@ fn without_position(error: &serde_json::Error) -> String {
 }
 
 /// Refuses values nested deeper than [`MAX_DEPTH`].
+#[inline]
 fn check_depth(value: &Value) -> Result<(), ToolError> {
+    #[inline]
     fn deeper(value: &Value, budget: usize) -> bool {
         let nested = |child: &Value| {
             matches!(child, Value::Array(_) | Value::Object(_)) && deeper(child, budget - 1)

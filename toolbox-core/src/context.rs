@@ -81,6 +81,7 @@ impl Context {
     }
 
     /// The provider's call id, when the caller set one.
+    #[inline]
     pub fn call_id(&self) -> Option<&str> {
         self.call_id.as_deref()
     }
@@ -104,11 +105,13 @@ impl Context {
     }
 
     /// The cancellation token, when the call is cancellable.
+    #[inline]
     pub fn cancellation(&self) -> Option<&CancellationToken> {
         self.cancellation.as_ref()
     }
 
     /// Whether the caller has cancelled this call.
+    #[inline]
     pub fn is_cancelled(&self) -> bool {
         self.cancellation
             .as_ref()

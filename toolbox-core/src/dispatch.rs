@@ -25,16 +25,19 @@ enum State<'a> {
 
 impl<'a> DispatchFuture<'a> {
     /// A dispatch whose result is already known.
+    #[inline]
     pub fn ready(result: DispatchResult) -> Self {
         DispatchFuture(State::Ready(Some(result)))
     }
 
     /// A dispatch that runs `future` (boxed).
+    #[inline]
     pub fn new(future: impl Future<Output = DispatchResult> + Send + 'a) -> Self {
         DispatchFuture(State::Pending(Box::pin(future)))
     }
 
     /// The result when it is already known, else the boxed future.
+    #[inline]
     pub(crate) fn into_parts(self) -> Result<DispatchResult, BoxFuture<'a, DispatchResult>> {
         match self.0 {
             State::Ready(Some(result)) => Ok(result),
@@ -46,6 +49,7 @@ impl<'a> DispatchFuture<'a> {
     }
 
     /// The result, if it is already known, or the dispatch back.
+    #[inline]
     pub fn into_ready(self) -> Result<DispatchResult, Self> {
         match self.0 {
             State::Ready(Some(result)) => Ok(result),

@@ -143,6 +143,7 @@ impl ToolHandler {
     }
 
     /// Whether any callback is set.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.start.is_none() && self.success.is_none() && self.failure.is_none()
     }

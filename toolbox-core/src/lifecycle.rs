@@ -91,11 +91,34 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
                 gen_ai.tool.call.id = call_id,
                 error.type = tracing::field::Empty,
             );
-            let observation = Observation::start(handler, name, call_id, arguments, span);
             if ctx.is_cancelled() {
+                let observation = Observation::start(handler, name, call_id, arguments, span);
                 this.state = State::Done;
                 return Poll::Ready(observation.finish(Err(ToolError::Cancelled)));
             }
+            if handler.is_empty() && span.is_disabled() {
+                // Nobody observes this call (no events, no span to record
+                // into): a result already there goes straight back.
+                match start(toolbox, name, arguments, ctx, &span) {
+                    Ok(result) => {
+                        this.state = State::Done;
+                        return Poll::Ready(into_response(result));
+                    }
+                    Err(dispatch) => {
+                        this.state = State::Running(Running {
+                            observation: Observation::start(
+                                handler, name, call_id, arguments, span,
+                            ),
+                            dispatch,
+                            cancelled: ctx
+                                .cancellation()
+                                .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
+                        });
+                        return this.poll_running(cx);
+                    }
+                }
+            }
+            let observation = Observation::start(handler, name, call_id, arguments, span);
             match start(toolbox, name, arguments, ctx, &observation.span) {
                 Ok(result) => {
                     this.state = State::Done;
@@ -113,7 +136,14 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
                 }
             }
         }
-        let State::Running(running) = &mut this.state else {
+        this.poll_running(cx)
+    }
+}
+
+impl<B: ?Sized> Call<'_, B> {
+    #[inline]
+    fn poll_running(&mut self, cx: &mut TaskContext<'_>) -> Poll<ToolResponse> {
+        let State::Running(running) = &mut self.state else {
             return Poll::Ready(ToolResponse::error(
                 "the call was polled after it completed",
             ));
@@ -130,10 +160,19 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
                 Poll::Ready(result) => result,
             }
         };
-        let State::Running(running) = std::mem::replace(&mut this.state, State::Done) else {
+        let State::Running(running) = std::mem::replace(&mut self.state, State::Done) else {
             unreachable!("the state was just matched as running")
         };
         Poll::Ready(running.observation.finish(result))
+    }
+}
+
+/// What the model reads for a result.
+#[inline]
+fn into_response(result: DispatchResult) -> ToolResponse {
+    match result {
+        Ok(response) => response,
+        Err(error) => ToolResponse::error(error.model_message()),
     }
 }
 
@@ -152,6 +191,7 @@ pub(crate) struct Observation<'a> {
 }
 
 impl<'a> Observation<'a> {
+    #[inline]
     pub(crate) fn start(
         handler: &'a ToolHandler,
         name: &'a str,
@@ -175,18 +215,18 @@ impl<'a> Observation<'a> {
     }
 
     /// Reports the end and turns the result into what the model reads.
+    #[inline]
     pub(crate) fn finish(mut self, result: DispatchResult) -> ToolResponse {
         self.end(&result);
-        match result {
-            Ok(response) => response,
-            Err(error) => ToolResponse::error(error.model_message()),
-        }
+        into_response(result)
     }
 
     /// Reports the end of a call whose result goes on as it is.
     pub(crate) fn report(mut self, result: &DispatchResult) {
         self.end(result);
     }
+
+    #[inline]
 
     fn end(&mut self, result: &DispatchResult) {
         self.ended = true;

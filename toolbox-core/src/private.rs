@@ -24,6 +24,8 @@ pub fn parameters<T: schemars::JsonSchema>() -> Value {
     crate::schema::arguments_schema::<T>().unwrap_or_else(|_| crate::schema::empty_object_schema())
 }
 
+#[inline]
+
 pub fn output<T: serde::Serialize + ?Sized>(value: &T) -> DispatchResult {
     ToolResponse::from_output(value)
 }
@@ -37,6 +39,7 @@ pub fn unknown_error(name: &str, names: &[&str]) -> Result<(), ToolError> {
 }
 
 /// Checks arguments with the deserializer the tool's dispatch uses.
+#[inline]
 pub fn check<T: serde::de::DeserializeOwned>(arguments: Arguments<'_>) -> Result<(), ToolError> {
     arguments.deserialize::<T>().map(drop)
 }

@@ -25,6 +25,7 @@ pub struct ToolResponse {
 
 impl ToolResponse {
     /// A successful response with this text.
+    #[inline]
     pub fn text(content: impl Into<String>) -> Self {
         ToolResponse {
             content: content.into(),
@@ -34,6 +35,7 @@ impl ToolResponse {
     }
 
     /// An error response with this text.
+    #[inline]
     pub fn error(content: impl Into<String>) -> Self {
         ToolResponse {
             content: content.into(),
@@ -62,6 +64,7 @@ impl ToolResponse {
     /// assert!(failed.is_error);
     /// assert_eq!(failed.content, "no such city");
     /// ```
+    #[inline]
     pub fn from_output<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
         // What `serde_json::to_string` starts with.
         let mut buffer = Vec::with_capacity(128);
