@@ -155,7 +155,6 @@ impl<'a> Arguments<'a> {
 }
 
 #[inline]
-
 fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
     check_depth(value)?;
     match T::deserialize(value) {
@@ -178,7 +177,6 @@ fn explain_value<T: DeserializeOwned>(value: &Value, first: serde_json::Error) -
 }
 
 #[inline]
-
 fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
     let trimmed = text.trim_matches(is_json_space);
     match trimmed.as_bytes().first() {

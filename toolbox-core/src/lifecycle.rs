@@ -227,7 +227,6 @@ impl<'a> Observation<'a> {
     }
 
     #[inline]
-
     fn end(&mut self, result: &DispatchResult) {
         self.ended = true;
         let elapsed = match self.started {

@@ -25,7 +25,6 @@ pub fn parameters<T: schemars::JsonSchema>() -> Value {
 }
 
 #[inline]
-
 pub fn output<T: serde::Serialize + ?Sized>(value: &T) -> DispatchResult {
     ToolResponse::from_output(value)
 }
