@@ -858,3 +858,25 @@ async fn a_call_the_hook_cannot_see_never_runs() {
     assert_eq!(outcome[0].response.content, "the call was not approved: no");
     assert_eq!(danger.runs.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn an_oversized_tape_line_is_a_defect_not_a_memory_blowup() {
+    let path = tape_path("oversized.jsonl");
+    let good = r#"{"name":"quick","arguments":{},"response":{"content":"done","is_error":false},"duration_us":1}"#;
+    let mut data = Vec::with_capacity(toolbox::MAX_TAPE_LINE + 1_024);
+    data.extend_from_slice(good.as_bytes());
+    data.push(b'\n');
+    data.extend(std::iter::repeat_n(b'x', toolbox::MAX_TAPE_LINE + 10));
+    data.push(b'\n');
+    data.extend_from_slice(good.as_bytes());
+    data.push(b'\n');
+    std::fs::write(&path, &data).unwrap();
+    let tape = read_tape(&path).unwrap();
+    assert_eq!(tape.entries.len(), 2, "{:?}", tape.defects);
+    assert_eq!(tape.defects.len(), 1);
+    assert_eq!(tape.defects[0].line, 2);
+    assert!(tape.defects[0].reason.ends_with(&format!(
+        "the line is longer than {} bytes; skipped",
+        toolbox::MAX_TAPE_LINE
+    )));
+}
