@@ -85,6 +85,12 @@ pub mod registry {
 #[cfg(feature = "registry")]
 pub use toolbox_registry::Registry;
 
+/// MCP both ways, on rmcp: servers as boxes, boxes as servers.
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    pub use toolbox_mcp::*;
+}
+
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{

@@ -170,7 +170,7 @@ fn arbitrary_json(seed: &mut u64, depth: u32) -> Value {
     let pick = step(seed) % if depth == 0 { 6 } else { 8 };
     match pick {
         0 => Value::Null,
-        1 => json!(step(seed) % 2 == 0),
+        1 => json!(step(seed).is_multiple_of(2)),
         2 => json!((step(seed) % 700) as i64 - 200),
         3 => json!(1.5),
         4 => json!(

@@ -1,0 +1,154 @@
+//! An MCP server as a tool box.
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::{IntoTransport, TokioChildProcess};
+use rmcp::{Peer, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use toolbox_core::{
+    Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
+};
+
+use crate::convert::{callable, from_result, from_tool};
+
+/// The tools of one MCP server as a box. Each server tool is a tool with its
+/// `inputSchema`, `outputSchema`, title, description and annotations (the
+/// hints become toolbox's effects, so the turn runner's rules apply to
+/// remote tools too); tools a plain call cannot use (`taskSupport:
+/// "required"`) are not offered. Arguments are checked against the tool's
+/// `inputSchema` before they are sent, so a model's mistake is answered at
+/// once with its JSON path.
+pub struct McpToolBox {
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, ()>>>,
+    tools: RwLock<Arc<Vec<ToolSpecification>>>,
+}
+
+impl McpToolBox {
+    /// Connects over any rmcp client transport (a child process, a stream
+    /// pair, Streamable HTTP) and lists the server's tools.
+    pub async fn connect<T, E, A>(transport: T) -> Result<Self, ToolError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|e| ToolError::Transport {
+                    message: "the MCP handshake failed".to_owned(),
+                    source: Some(Box::new(e)),
+                })?;
+        let peer = service.peer().clone();
+        let toolbox = McpToolBox {
+            peer,
+            service: Mutex::new(Some(service)),
+            tools: RwLock::new(Arc::new(Vec::new())),
+        };
+        toolbox.refresh().await?;
+        Ok(toolbox)
+    }
+
+    /// Starts `command` as a child process speaking MCP over stdio and
+    /// connects to it. [`close`](ToolBox::close) ends the session and the
+    /// child.
+    pub async fn spawn(command: tokio::process::Command) -> Result<Self, ToolError> {
+        let transport = TokioChildProcess::new(command).map_err(|e| ToolError::Transport {
+            message: "the MCP server could not be started".to_owned(),
+            source: Some(Box::new(e)),
+        })?;
+        McpToolBox::connect(transport).await
+    }
+
+    /// Lists the server's tools again (after `notifications/tools/list_changed`).
+    pub async fn refresh(&self) -> Result<(), ToolError> {
+        let tools = self.peer.list_all_tools().await.map_err(service_error)?;
+        let specs: Vec<ToolSpecification> = tools
+            .iter()
+            .filter(|tool| callable(tool))
+            .map(from_tool)
+            .collect();
+        *self.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(specs);
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Arc<Vec<ToolSpecification>> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+fn service_error(error: ServiceError) -> ToolError {
+    match error {
+        ServiceError::McpError(error) => {
+            ToolError::failed(format!("MCP error {}: {}", error.code.0, error.message))
+        }
+        other => ToolError::Transport {
+            message: "the MCP server is gone or did not answer".to_owned(),
+            source: Some(Box::new(other)),
+        },
+    }
+}
+
+impl ToolBox for McpToolBox {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        self.snapshot().to_vec()
+    }
+
+    fn specification(
+        &self,
+        name: &str,
+        _: &Context,
+    ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
+        self.snapshot()
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .map(std::borrow::Cow::Owned)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        _ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        let tools = self.snapshot();
+        let Some(spec) = tools.iter().find(|s| s.name == name).cloned() else {
+            return DispatchFuture::ready(Err(ToolError::unknown_tool(
+                name,
+                tools.iter().map(|s| s.name.as_str()),
+            )));
+        };
+        DispatchFuture::new(async move {
+            let arguments = arguments.to_value()?;
+            toolbox_core::schema::check_arguments(&spec.parameters, Arguments::Value(&arguments))?;
+            let map = match arguments.into_owned() {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let mut params = CallToolRequestParams::new(name.to_owned());
+            params.arguments = Some(map);
+            let result = self.peer.call_tool(params).await.map_err(service_error)?;
+            from_result(&result)
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(async move {
+            let service = self
+                .service
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(service) = service {
+                service.cancel().await.map_err(|e| ToolError::Transport {
+                    message: "the MCP session did not end cleanly".to_owned(),
+                    source: Some(Box::new(e)),
+                })?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,130 @@
+//! Between toolbox's types and MCP's: through the JSON both are defined by,
+//! so every field MCP has and toolbox knows crosses unchanged.
+
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{json, Map, Value};
+use toolbox_core::provider::Provider;
+use toolbox_core::{ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
+
+/// A toolbox specification as an MCP tool (the MCP dialect's definition).
+pub(crate) fn to_tool(spec: &ToolSpecification) -> Result<Tool, String> {
+    let definition = Provider::Mcp
+        .definition(spec)
+        .map_err(|e| format!("tool `{}` cannot be offered over MCP: {e}", spec.name))?;
+    serde_json::from_value(definition)
+        .map_err(|e| format!("tool `{}` is not a valid MCP tool: {e}", spec.name))
+}
+
+/// An MCP tool as a toolbox specification: schemas untouched, the
+/// annotations' hints as toolbox's effects.
+pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
+    let value = serde_json::to_value(tool).unwrap_or(Value::Null);
+    let hint = |key: &str| {
+        value
+            .pointer(&format!("/annotations/{key}"))
+            .and_then(Value::as_bool)
+    };
+    let annotations = ToolAnnotations {
+        read_only: hint("readOnlyHint"),
+        destructive: hint("destructiveHint"),
+        idempotent: hint("idempotentHint"),
+        open_world: hint("openWorldHint"),
+    };
+    let has_annotations = annotations.read_only.is_some()
+        || annotations.destructive.is_some()
+        || annotations.idempotent.is_some()
+        || annotations.open_world.is_some();
+    let title = value
+        .get("title")
+        .or_else(|| value.pointer("/annotations/title"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    ToolSpecification {
+        name: tool.name.to_string(),
+        title,
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        parameters: Value::Object((*tool.input_schema).clone()),
+        output_schema: tool
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object((**s).clone())),
+        annotations: has_annotations.then_some(annotations),
+    }
+}
+
+/// Whether a plain call can use the tool: tools that require the task
+/// extension (`execution.taskSupport: "required"`) cannot.
+pub(crate) fn callable(tool: &Tool) -> bool {
+    let value = serde_json::to_value(tool).unwrap_or(Value::Null);
+    value
+        .pointer("/execution/taskSupport")
+        .and_then(Value::as_str)
+        != Some("required")
+}
+
+/// A toolbox response as an MCP result: the text as text content, a JSON
+/// object result also as `structuredContent` when the tool declares an
+/// output schema, an error as `isError`.
+pub(crate) fn to_result(
+    response: &ToolResponse,
+    spec: Option<&ToolSpecification>,
+) -> CallToolResult {
+    let mut result = json!({
+        "content": [{"type": "text", "text": response.content}],
+        "isError": response.is_error,
+    });
+    if !response.is_error && spec.is_some_and(|s| s.output_schema.is_some()) {
+        if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&response.content)
+        {
+            result["structuredContent"] = structured;
+        }
+    }
+    serde_json::from_value(result).unwrap_or_else(|_| CallToolResult::default())
+}
+
+/// An MCP result as toolbox's: text content joined into the text,
+/// `structuredContent` kept (as the text when there is no text content),
+/// images and resources kept in the element for the client, `isError` as
+/// an error with the server's text.
+pub(crate) fn from_result(result: &CallToolResult) -> Result<ToolResponse, ToolError> {
+    let value = serde_json::to_value(result).unwrap_or(Value::Null);
+    let content = value
+        .get("content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let texts: Vec<&str> = content
+        .iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    let others: Vec<Value> = content
+        .iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) != Some("text"))
+        .cloned()
+        .collect();
+    let structured = value.get("structuredContent").cloned();
+    let text = if texts.is_empty() {
+        structured
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default()
+    } else {
+        texts.join("\n")
+    };
+    if value.get("isError").and_then(Value::as_bool) == Some(true) {
+        return Err(ToolError::failed(text));
+    }
+    let mut response = ToolResponse::text(text);
+    let mut element = Map::new();
+    if !others.is_empty() {
+        element.insert("content".into(), Value::Array(others));
+    }
+    if let Some(structured) = structured {
+        element.insert("structuredContent".into(), structured);
+    }
+    if !element.is_empty() {
+        response = response.with_element(Value::Object(element));
+    }
+    Ok(response)
+}

@@ -1,0 +1,18 @@
+//! MCP for toolbox, on the official `rmcp` crate, both ways:
+//!
+//! - [`McpToolBox`]: an MCP server (a child process over stdio, or any rmcp
+//!   transport) as a [`ToolBox`](toolbox_core::ToolBox): its tools with
+//!   their schemas and annotations, every call through toolbox's lifecycle.
+//! - [`McpServer`] / [`serve_stdio`]: any box as an MCP server: tools listed
+//!   per request context (conditions apply), every call through the
+//!   lifecycle, tool errors as `isError` results, the request's `_meta` in
+//!   the tool's [`Context`](toolbox_core::Context) as [`McpMeta`].
+//!
+//! Only rmcp speaks the protocol: no JSON-RPC is written here.
+
+mod client;
+mod convert;
+mod server;
+
+pub use client::McpToolBox;
+pub use server::{serve_stdio, McpMeta, McpServer};

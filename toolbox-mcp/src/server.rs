@@ -1,0 +1,142 @@
+//! Any box as an MCP server.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use toolbox_core::{Context, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler};
+
+use crate::convert::{to_result, to_tool};
+
+/// A served call's MCP `_meta` (the request's metadata object: a progress
+/// token, a trace id, whatever the client sent), injectable into a tool
+/// (`#[inject] meta: McpMeta`) or read from its `Context`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct McpMeta(pub Map<String, Value>);
+
+impl FromContext for McpMeta {
+    fn from_context(ctx: &Context) -> Result<Self, ToolError> {
+        Ok(ctx.extension::<McpMeta>().cloned().unwrap_or_default())
+    }
+}
+
+/// A box served over MCP. Tools are listed per request context, so a
+/// condition's hidden tool is neither listed nor callable (an unknown tool,
+/// as the protocol requires); every call passes toolbox's lifecycle under
+/// the server's handler; bad arguments and tool errors are `isError`
+/// results the model can act on.
+pub struct McpServer<B> {
+    toolbox: Arc<B>,
+    handler: ToolHandler,
+    name: String,
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    /// Serves `toolbox`, announcing itself as `name`.
+    pub fn new(toolbox: B, name: impl Into<String>) -> Self {
+        McpServer {
+            toolbox: Arc::new(toolbox),
+            handler: ToolHandler::empty(),
+            name: name.into(),
+        }
+    }
+
+    /// Observes every served call with `handler`.
+    pub fn handler(mut self, handler: ToolHandler) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// The context of one request: its `_meta` as [`McpMeta`].
+    fn context(meta: Option<&Map<String, Value>>) -> Context {
+        let meta = McpMeta(meta.cloned().unwrap_or_default());
+        Context::new().with_extension(meta)
+    }
+}
+
+impl<B: ToolBox + 'static> Clone for McpServer<B> {
+    fn clone(&self) -> Self {
+        McpServer {
+            toolbox: self.toolbox.clone(),
+            handler: self.handler.clone(),
+            name: self.name.clone(),
+        }
+    }
+}
+
+impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info.name = self.name.clone();
+        info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let ctx = Self::context(Some(&context.meta.0 .0));
+        let mut tools = Vec::new();
+        for spec in self.toolbox.specifications(&ctx) {
+            tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut meta = context.meta.0 .0.clone();
+        if let Some(own) = &request.meta {
+            meta.extend(own.0 .0.clone());
+        }
+        let mut ctx = Self::context(Some(&meta));
+        if let Some(token) = meta.get("progressToken") {
+            ctx = ctx.with_request(serde_json::json!({"progressToken": token}));
+        }
+        let name = request.name.as_ref();
+        // A tool not offered in this context is unknown, hidden or not:
+        // nothing tells a client about a tool it may not see.
+        let Some(spec) = self
+            .toolbox
+            .specification(name, &ctx)
+            .map(|s| s.into_owned())
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", toolbox_core::echo(name)),
+                None,
+            ));
+        };
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let call = self.toolbox.call(name, &arguments, &ctx, &self.handler);
+        let response = tokio::select! {
+            response = call => response,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        Ok(to_result(&response, Some(&spec)).into())
+    }
+}
+
+/// Serves `toolbox` over stdio (newline-delimited JSON-RPC on stdin and
+/// stdout) until the client closes the stream.
+pub async fn serve_stdio<B: ToolBox + 'static>(
+    toolbox: B,
+    name: &str,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = McpServer::new(toolbox, name)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    service.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! Our MCP box against our MCP server, in process, over a stream pair:
+//! listing, calls, tool errors, local argument checks, hidden tools, close.
+
+use rmcp::ServiceExt;
+use serde_json::json;
+use toolbox_core::{tool_fn, try_tool_fn, Context, ToolBox, ToolBoxExt, ToolHandler, ToolSet};
+use toolbox_mcp::{McpServer, McpToolBox};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pair {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Station {
+    id: u32,
+}
+
+fn served() -> impl ToolBox {
+    ToolSet::new([
+        tool_fn("get-sum", "Adds two integers", |p: Pair| async move {
+            p.a + p.b
+        })
+        .read_only(),
+        try_tool_fn("station", "Reports a station", |s: Station| async move {
+            Err::<String, _>(format!("no station {}", s.id))
+        }),
+        tool_fn("secret", "Hidden", |_: ()| async { "the vault" }),
+    ])
+    .unwrap()
+    .filter(|spec, _| spec.name != "secret")
+}
+
+async fn connect() -> McpToolBox {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(served(), "test-server")
+            .serve(server_side)
+            .await
+            .expect("the server starts");
+        let _ = service.waiting().await;
+    });
+    McpToolBox::connect(client_side)
+        .await
+        .expect("the client connects")
+}
+
+#[tokio::test]
+async fn a_served_box_is_listed_and_called_through_the_proxy() {
+    let remote = connect().await;
+    let ctx = Context::new();
+    let names: Vec<String> = remote
+        .specifications(&ctx)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["get-sum", "station"],
+        "the hidden tool is not listed"
+    );
+    let sum = remote.specification("get-sum", &ctx).unwrap();
+    assert!(sum.is_read_only(), "annotations cross as effects");
+    assert_eq!(sum.parameters["required"], json!(["a", "b"]));
+
+    let handler = ToolHandler::empty();
+    let response = remote
+        .call("get-sum", &json!({"a": 40, "b": 2}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        (response.content.as_str(), response.is_error),
+        ("42", false)
+    );
+
+    // Text arguments, as providers send them.
+    let response = remote
+        .call("get-sum", r#"{"a": 1, "b": 2}"#, &ctx, &handler)
+        .await;
+    assert_eq!(response.content, "3");
+
+    let response = remote
+        .call("station", &json!({"id": 7}), &ctx, &handler)
+        .await;
+    assert!(response.is_error);
+    assert_eq!(response.content, "no station 7");
+
+    // Checked locally against the inputSchema: nothing is sent.
+    let response = remote
+        .call("get-sum", &json!({"a": "forty", "b": 2}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        response.content,
+        "invalid arguments at `a`: got the string \"forty\", expected JSON type integer"
+    );
+
+    let response = remote.call("secret", &json!({}), &ctx, &handler).await;
+    assert_eq!(response.content, "unknown tool `secret`");
+
+    remote.close().await.unwrap();
+    let response = remote
+        .call("get-sum", &json!({"a": 1, "b": 1}), &ctx, &handler)
+        .await;
+    assert!(response.is_error);
+    assert_eq!(
+        response.content,
+        "the tool's server could not be reached; try again later"
+    );
+}
+
+#[tokio::test]
+async fn the_server_refuses_hidden_and_bad_calls_in_band() {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(served(), "test-server")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let client = ().serve(client_side).await.unwrap();
+    let mut params = rmcp::model::CallToolRequestParams::new("get-sum");
+    params.arguments = Some(json!({"a": "x", "b": 1}).as_object().unwrap().clone());
+    let result = client.call_tool(params).await.unwrap();
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["isError"], json!(true));
+    assert_eq!(
+        value["content"][0]["text"],
+        json!("invalid arguments at `a`: got the string \"x\", expected an integer from -9223372036854775808 to 9223372036854775807")
+    );
+    let error = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("secret"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("Unknown tool: secret"),
+        "{error}"
+    );
+    client.cancel().await.unwrap();
+}
