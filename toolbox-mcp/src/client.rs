@@ -62,6 +62,27 @@ impl McpToolBox {
         McpToolBox::connect(transport).await
     }
 
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`),
+    /// with extra headers (a bearer token: `("Authorization", "Bearer …")`).
+    pub async fn connect_http(
+        url: &str,
+        headers: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ToolError> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        use rmcp::transport::StreamableHttpClientTransport;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        for (name, value) in headers {
+            let bad = |what: &str| ToolError::Transport {
+                message: format!("the header `{name}` has an invalid {what}"),
+                source: None,
+            };
+            let header_name = name.parse().map_err(|_| bad("name"))?;
+            let header_value = value.parse().map_err(|_| bad("value"))?;
+            config.custom_headers.insert(header_name, header_value);
+        }
+        McpToolBox::connect(StreamableHttpClientTransport::from_config(config)).await
+    }
+
     /// Lists the server's tools again (after `notifications/tools/list_changed`).
     pub async fn refresh(&self) -> Result<(), ToolError> {
         let tools = self.peer.list_all_tools().await.map_err(service_error)?;

@@ -15,4 +15,4 @@ mod convert;
 mod server;
 
 pub use client::McpToolBox;
-pub use server::{serve_stdio, McpMeta, McpServer};
+pub use server::{serve_http, serve_stdio, HttpServer, McpMeta, McpServer};

@@ -140,3 +140,71 @@ pub async fn serve_stdio<B: ToolBox + 'static>(
     service.waiting().await?;
     Ok(())
 }
+
+/// A box served over Streamable HTTP at `/mcp`; stops when dropped or
+/// [`shutdown`](HttpServer::shutdown).
+pub struct HttpServer {
+    address: std::net::SocketAddr,
+    stop: tokio_util::sync::CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// Where the server listens; the endpoint is `http://{address}/mcp`.
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.address
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+
+    /// Stops accepting, ends the sessions, and waits for the server task.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Serves `toolbox` over Streamable HTTP on `address` (use `127.0.0.1:0`
+/// for a free local port). Sessions, both protocol eras and the `Host`
+/// check against DNS rebinding (localhost names only) come from rmcp.
+pub async fn serve_http<B: ToolBox + 'static>(
+    server: McpServer<B>,
+    address: impl tokio::net::ToSocketAddrs,
+) -> std::io::Result<HttpServer> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let service: StreamableHttpService<McpServer<B>, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Default::default(),
+            StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+        );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    let local = listener.local_addr()?;
+    let shutdown = stop.clone();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+            .await;
+    });
+    Ok(HttpServer {
+        address: local,
+        stop,
+        task: Some(task),
+    })
+}

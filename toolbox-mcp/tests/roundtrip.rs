@@ -138,3 +138,56 @@ async fn the_server_refuses_hidden_and_bad_calls_in_band() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_same_over_streamable_http() {
+    let server = toolbox_mcp::serve_http(McpServer::new(served(), "http-server"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    assert!(server.local_addr().ip().is_loopback());
+    let remote = McpToolBox::connect_http(
+        &server.url(),
+        [("Authorization".to_owned(), "Bearer test-token".to_owned())],
+    )
+    .await
+    .unwrap();
+    let ctx = Context::new();
+    let handler = ToolHandler::empty();
+    assert_eq!(remote.specifications(&ctx).len(), 2);
+    let response = remote
+        .call("get-sum", &json!({"a": 20, "b": 22}), &ctx, &handler)
+        .await;
+    assert_eq!(response.content, "42");
+    let response = remote
+        .call("station", &json!({"id": 3}), &ctx, &handler)
+        .await;
+    assert_eq!(
+        (response.content.as_str(), response.is_error),
+        ("no station 3", true)
+    );
+    remote.close().await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_foreign_host_header_is_refused() {
+    let server = toolbox_mcp::serve_http(McpServer::new(served(), "http-server"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer.lines().next().unwrap_or_default().to_owned();
+    assert!(!status.contains(" 200 "), "{status}");
+    assert!(status.starts_with("HTTP/1.1 4"), "{status}");
+    server.shutdown().await;
+}
