@@ -24,6 +24,7 @@ pub struct McpToolBox {
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, ()>>>,
     tools: RwLock<Arc<Vec<ToolSpecification>>>,
+    child: Option<u32>,
 }
 
 impl McpToolBox {
@@ -46,6 +47,7 @@ impl McpToolBox {
             peer,
             service: Mutex::new(Some(service)),
             tools: RwLock::new(Arc::new(Vec::new())),
+            child: None,
         };
         toolbox.refresh().await?;
         Ok(toolbox)
@@ -59,7 +61,15 @@ impl McpToolBox {
             message: "the MCP server could not be started".to_owned(),
             source: Some(Box::new(e)),
         })?;
-        McpToolBox::connect(transport).await
+        let child = transport.id();
+        let mut toolbox = McpToolBox::connect(transport).await?;
+        toolbox.child = child;
+        Ok(toolbox)
+    }
+
+    /// The process id of the server's child process, when this box started it.
+    pub fn child_id(&self) -> Option<u32> {
+        self.child
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`),

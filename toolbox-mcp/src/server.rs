@@ -134,11 +134,16 @@ pub async fn serve_stdio<B: ToolBox + 'static>(
     toolbox: B,
     name: &str,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = McpServer::new(toolbox, name)
-        .serve(rmcp::transport::stdio())
-        .await?;
-    service.waiting().await?;
-    Ok(())
+    McpServer::new(toolbox, name).serve_stdio().await
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    /// Serves this server over stdio until the client closes the stream.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let service = self.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok(())
+    }
 }
 
 /// A box served over Streamable HTTP at `/mcp`; stops when dropped or

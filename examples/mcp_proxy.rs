@@ -1,0 +1,46 @@
+//! Any MCP server as a toolbox box: connects to a server given as a command
+//! (a child process over stdio) or a URL (Streamable HTTP), prints its tools
+//! as OpenAI definitions, and calls one with JSON arguments.
+//!
+//! ```sh
+//! cargo run --features mcp --example mcp_proxy -- "npx @modelcontextprotocol/server-everything stdio"
+//! cargo run --features mcp --example mcp_proxy -- http://127.0.0.1:8765/mcp math_add '{"a": 40, "b": 2}'
+//! ```
+
+use toolbox::mcp::McpToolBox;
+use toolbox::prelude::*;
+use toolbox::provider::Provider;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut arguments = std::env::args().skip(1);
+    let Some(server) = arguments.next() else {
+        return Err("usage: mcp_proxy <command or URL> [tool] [JSON arguments]".into());
+    };
+    let remote = if server.starts_with("http://") || server.starts_with("https://") {
+        McpToolBox::connect_http(&server, []).await?
+    } else {
+        let mut words = server.split_whitespace();
+        let program = words.next().ok_or("the server command is empty")?;
+        let mut command = tokio::process::Command::new(program);
+        command.args(words);
+        McpToolBox::spawn(command).await?
+    };
+    let ctx = Context::new();
+    let specifications = remote.specifications(&ctx);
+    let definitions = Provider::OpenAiChat { strict: false }.definitions(&specifications)?;
+    println!("{}", serde_json::to_string_pretty(&definitions)?);
+    if let Some(tool) = arguments.next() {
+        let json = arguments.next().unwrap_or_else(|| "{}".to_owned());
+        let handler = ToolHandler::new()
+            .on_success(|e| eprintln!("ok    {} in {:?}", e.name, e.elapsed))
+            .on_error(|e| eprintln!("error {}: {}", e.name, e.error.report()));
+        let response = remote.call(&tool, json.as_str(), &ctx, &handler).await;
+        println!("{}", response.content);
+        if let Some(element) = &response.element {
+            println!("element: {element}");
+        }
+    }
+    remote.close().await?;
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The quickstart's support-desk tools as an MCP server, for Claude Desktop,
+//! an IDE, the MCP Inspector or any MCP client.
+//!
+//! ```sh
+//! cargo run --features mcp --example mcp_server -- --stdio
+//! cargo run --features mcp --example mcp_server -- --http 127.0.0.1:8765
+//! ```
+//!
+//! Over HTTP the endpoint is `http://ADDRESS/mcp`; it binds the address
+//! given (127.0.0.1 when only a port is wanted) and refuses foreign `Host`
+//! headers.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolbox::mcp::{serve_http, McpServer};
+use toolbox::prelude::*;
+
+/// Two integers.
+#[derive(Deserialize, JsonSchema)]
+struct Pair {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Customer {
+    id: u32,
+    name: String,
+    tier: &'static str,
+}
+
+/// Customer records.
+struct Crm;
+
+/// Customer records.
+#[tool_box]
+impl Crm {
+    /// Gets a customer by id.
+    #[tool(read_only)]
+    fn get_customer(
+        &self,
+        /// The customer's id, e.g. 42.
+        id: u32,
+    ) -> Result<Customer, String> {
+        match id {
+            42 => Ok(Customer {
+                id,
+                name: "Ada Lovelace".into(),
+                tier: "gold",
+            }),
+            _ => Err(format!(
+                "no customer {id}; customer ids are 42 in this demo"
+            )),
+        }
+    }
+}
+
+fn tools() -> Result<MultiToolBox, DefinitionError> {
+    let math = ToolSet::new([
+        tool_fn(
+            "add",
+            "Adds two integers.",
+            |x: Pair| async move { x.a + x.b },
+        )
+        .read_only(),
+        tool_fn("divide", "Divides a by b.", |x: Pair| async move {
+            if x.b == 0 {
+                Err("cannot divide by zero; pass a non-zero b".to_owned())
+            } else {
+                Ok(x.a / x.b)
+            }
+        }),
+    ])?;
+    MultiToolBox::builder()
+        .add("math", math)
+        .add_box(Crm)
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let handler = ToolHandler::new()
+        .on_success(|e| eprintln!("ok    {} in {:?}", e.name, e.elapsed))
+        .on_error(|e| eprintln!("error {}: {}", e.name, e.error.report()));
+    let server = McpServer::new(tools()?, "toolbox-quickstart").handler(handler);
+    match arguments.first().map(String::as_str) {
+        Some("--stdio") | None => server.serve_stdio().await,
+        Some("--http") => {
+            let address = arguments.get(1).map_or("127.0.0.1:8765", String::as_str);
+            let running = serve_http(server, address).await?;
+            eprintln!("serving MCP at {}", running.url());
+            tokio::signal::ctrl_c().await?;
+            running.shutdown().await;
+            Ok(())
+        }
+        Some(other) => {
+            Err(format!("unknown option `{other}`; use --stdio or --http ADDRESS").into())
+        }
+    }
+}
