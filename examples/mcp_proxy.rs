@@ -26,6 +26,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         command.args(words);
         McpToolBox::spawn(command).await?
     };
+    if let Some((version, name)) = remote.server_info() {
+        eprintln!("connected to `{name}`, protocol {version}");
+    }
     let ctx = Context::new();
     let specifications = remote.specifications(&ctx);
     let definitions = Provider::OpenAiChat { strict: false }.definitions(&specifications)?;

@@ -67,6 +67,20 @@ impl McpToolBox {
         Ok(toolbox)
     }
 
+    /// The protocol version negotiated with the server, and the server's
+    /// name, as it announced them.
+    pub fn server_info(&self) -> Option<(String, String)> {
+        let info = self.peer.peer_info()?;
+        let value = serde_json::to_value(&*info).ok()?;
+        let version = value.get("protocolVersion")?.as_str()?.to_owned();
+        let name = value
+            .pointer("/serverInfo/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Some((version, name))
+    }
+
     /// The process id of the server's child process, when this box started it.
     pub fn child_id(&self) -> Option<u32> {
         self.child

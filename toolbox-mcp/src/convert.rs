@@ -79,7 +79,11 @@ pub(crate) fn to_result(
             result["structuredContent"] = structured;
         }
     }
-    serde_json::from_value(result).unwrap_or_else(|_| CallToolResult::default())
+    let mut result: CallToolResult =
+        serde_json::from_value(result).unwrap_or_else(|_| CallToolResult::default());
+    // The stateless era requires it; rmcp strips it for older peers.
+    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    result
 }
 
 /// An MCP result as toolbox's: text content joined into the text,
