@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::{IntoTransport, TokioChildProcess};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use toolbox_core::{
     Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
@@ -22,9 +22,43 @@ use crate::convert::{callable, from_result, from_tool};
 /// once with its JSON path.
 pub struct McpToolBox {
     peer: Peer<RoleClient>,
-    service: Mutex<Option<RunningService<RoleClient, ()>>>,
-    tools: RwLock<Arc<Vec<ToolSpecification>>>,
+    service: Mutex<Option<RunningService<RoleClient, Watcher>>>,
+    tools: Tools,
     child: Option<u32>,
+    meta: Option<MetaFn>,
+}
+
+type Tools = Arc<RwLock<Arc<Vec<ToolSpecification>>>>;
+type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
+
+/// The client side's handler: refreshes the tool list when the server says
+/// it changed; server→client requests get rmcp's answers (no roots, and an
+/// error for sampling and elicitation), never silence.
+#[derive(Clone)]
+struct Watcher {
+    tools: Tools,
+}
+
+impl ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        match context.peer.list_all_tools().await {
+            Ok(tools) => store(&self.tools, &tools),
+            Err(error) => tracing_warn(&error),
+        }
+    }
+}
+
+fn tracing_warn(error: &ServiceError) {
+    tracing::warn!(%error, "could not refresh the MCP tool list");
+}
+
+fn store(tools: &Tools, listed: &[rmcp::model::Tool]) {
+    let specs: Vec<ToolSpecification> = listed
+        .iter()
+        .filter(|tool| callable(tool))
+        .map(from_tool)
+        .collect();
+    *tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(specs);
 }
 
 impl McpToolBox {
@@ -35,19 +69,24 @@ impl McpToolBox {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let service =
-            ().serve(transport)
-                .await
-                .map_err(|e| ToolError::Transport {
-                    message: "the MCP handshake failed".to_owned(),
-                    source: Some(Box::new(e)),
-                })?;
+        let tools: Tools = Arc::default();
+        let watcher = Watcher {
+            tools: tools.clone(),
+        };
+        let service = watcher
+            .serve(transport)
+            .await
+            .map_err(|e| ToolError::Transport {
+                message: "the MCP handshake failed".to_owned(),
+                source: Some(Box::new(e)),
+            })?;
         let peer = service.peer().clone();
         let toolbox = McpToolBox {
             peer,
             service: Mutex::new(Some(service)),
-            tools: RwLock::new(Arc::new(Vec::new())),
+            tools,
             child: None,
+            meta: None,
         };
         toolbox.refresh().await?;
         Ok(toolbox)
@@ -110,13 +149,18 @@ impl McpToolBox {
     /// Lists the server's tools again (after `notifications/tools/list_changed`).
     pub async fn refresh(&self) -> Result<(), ToolError> {
         let tools = self.peer.list_all_tools().await.map_err(service_error)?;
-        let specs: Vec<ToolSpecification> = tools
-            .iter()
-            .filter(|tool| callable(tool))
-            .map(from_tool)
-            .collect();
-        *self.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(specs);
+        store(&self.tools, &tools);
         Ok(())
+    }
+
+    /// Sends chosen values of each call's [`Context`] to the server in the
+    /// request's `_meta` (a user id, a trace id: the application decides).
+    pub fn forward_meta(
+        mut self,
+        choose: impl Fn(&Context) -> Map<String, Value> + Send + Sync + 'static,
+    ) -> Self {
+        self.meta = Some(Arc::new(choose));
+        self
     }
 
     fn snapshot(&self) -> Arc<Vec<ToolSpecification>> {
@@ -157,7 +201,7 @@ impl ToolBox for McpToolBox {
         &'a self,
         name: &'a str,
         arguments: Arguments<'a>,
-        _ctx: &'a Context,
+        ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         let tools = self.snapshot();
         let Some(spec) = tools.iter().find(|s| s.name == name).cloned() else {
@@ -175,6 +219,12 @@ impl ToolBox for McpToolBox {
             };
             let mut params = CallToolRequestParams::new(name.to_owned());
             params.arguments = Some(map);
+            if let Some(choose) = &self.meta {
+                let meta = choose(ctx);
+                if !meta.is_empty() {
+                    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+                }
+            }
             let result = self.peer.call_tool(params).await.map_err(service_error)?;
             from_result(&result)
         })

@@ -191,3 +191,85 @@ async fn a_foreign_host_header_is_refused() {
     assert!(status.starts_with("HTTP/1.1 4"), "{status}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn list_changed_refreshes_and_meta_crosses_both_ways() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use toolbox_mcp::McpMeta;
+
+    let extra_on = Arc::new(AtomicBool::new(false));
+    let flag = extra_on.clone();
+    let tools = ToolSet::new([
+        tool_fn(
+            "whoami",
+            "Says who the caller is",
+            |_: (), ctx: Context| async move {
+                let meta = ctx.extension::<McpMeta>().cloned().unwrap_or_default();
+                meta.0
+                    .get("user")
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null)
+            },
+        ),
+        tool_fn("extra", "Appears later", |_: ()| async { "late" }),
+    ])
+    .unwrap()
+    .filter(move |spec, _| spec.name != "extra" || flag.load(Ordering::SeqCst));
+
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let service = McpServer::new(tools, "dynamic")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = ready_tx.send(service.peer().clone());
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side)
+        .await
+        .unwrap()
+        .forward_meta(|ctx| {
+            let mut meta = serde_json::Map::new();
+            if let Some(user) = ctx.extension::<String>() {
+                meta.insert("user".into(), json!(user));
+            }
+            meta
+        });
+    let server_peer = ready_rx.await.unwrap();
+    let ctx = Context::new().with_extension("ada".to_owned());
+    assert_eq!(remote.specifications(&ctx).len(), 1);
+
+    // `_meta` from the client's Context lands in the served tool's Context.
+    let response = remote
+        .call("whoami", &json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "ada");
+
+    // The served box changes; the server says so; the proxy refreshes.
+    extra_on.store(true, Ordering::SeqCst);
+    server_peer.notify_tool_list_changed().await.unwrap();
+    let mut names = Vec::new();
+    for _ in 0..50 {
+        names = remote
+            .specifications(&ctx)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        if names.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(names, ["whoami", "extra"]);
+
+    // A registry scans the MCP box into a module like any local box.
+    let registry = toolbox_registry::Registry::empty();
+    registry.register_box(remote, "dynamic").unwrap();
+    let resolved = registry.resolve(["extra@dynamic"]).unwrap();
+    let response = resolved
+        .call("extra", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "late");
+}
