@@ -273,3 +273,112 @@ async fn list_changed_refreshes_and_meta_crosses_both_ways() {
         .await;
     assert_eq!(response.content, "late");
 }
+
+/// A served box whose tool hangs, and the server-side events it produced.
+fn hanging() -> (
+    impl ToolBox,
+    toolbox_core::ToolHandler,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let handler = ToolHandler::new().on_error(move |e| {
+        seen.lock()
+            .unwrap()
+            .push(format!("{} {}", e.name, e.error.kind()));
+    });
+    let tools = ToolSet::new([tool_fn("hang", "Hangs", |_: ()| async {
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        "never"
+    })])
+    .unwrap();
+    (tools, handler, events)
+}
+
+#[tokio::test]
+async fn a_timeout_on_the_client_cancels_the_call_on_the_server() {
+    let (tools, handler, events) = hanging();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(tools, "hanging")
+            .handler(handler)
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side)
+        .await
+        .unwrap()
+        .with_timeout(std::time::Duration::from_millis(100));
+    let response = remote
+        .call("hang", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "the tool did not finish within 100ms");
+    let mut server_saw = Vec::new();
+    for _ in 0..100 {
+        server_saw = events.lock().unwrap().clone();
+        if !server_saw.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server_saw,
+        ["hang cancelled"],
+        "notifications/cancelled reached the tool"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_call_answers_at_once() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // A bare server that answers the handshake and the listing, then dies
+    // (closes its end) in the middle of the first call.
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let (read, mut write) = tokio::io::split(server_side);
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let result = match request["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "doomed", "version": "1"}
+                }),
+                Some("tools/list") => json!({"tools": [{
+                    "name": "hang", "description": "Hangs", "inputSchema": {"type": "object"}
+                }]}),
+                Some("tools/call") => return, // dies: both halves dropped
+                _ => continue,
+            };
+            let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+            write
+                .write_all(format!("{response}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let started = std::time::Instant::now();
+    let response = remote
+        .call("hang", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        response.content,
+        "the tool's server could not be reached; try again later"
+    );
+    let later = remote
+        .call("hang", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(
+        later.content,
+        "the tool's server could not be reached; try again later"
+    );
+}
