@@ -28,7 +28,14 @@ pub struct McpToolBox {
     meta: Option<MetaFn>,
 }
 
-type Tools = Arc<RwLock<Arc<Vec<ToolSpecification>>>>;
+type Tools = Arc<RwLock<Arc<Vec<Remote>>>>;
+
+/// One server tool: its specification and the validator of its
+/// `inputSchema` (none when the schema does not compile: the server checks).
+struct Remote {
+    spec: ToolSpecification,
+    validator: Option<jsonschema::Validator>,
+}
 type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
 
 /// The client side's handler: refreshes the tool list when the server says
@@ -53,12 +60,51 @@ fn tracing_warn(error: &ServiceError) {
 }
 
 fn store(tools: &Tools, listed: &[rmcp::model::Tool]) {
-    let specs: Vec<ToolSpecification> = listed
+    let remotes: Vec<Remote> = listed
         .iter()
         .filter(|tool| callable(tool))
-        .map(from_tool)
+        .map(|tool| {
+            let spec = from_tool(tool);
+            let validator = jsonschema::validator_for(&spec.parameters).ok();
+            Remote { spec, validator }
+        })
         .collect();
-    *tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(specs);
+    *tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(remotes);
+}
+
+/// Checks arguments against a tool's `inputSchema` with `jsonschema`,
+/// naming the JSON path of the first value that does not fit.
+fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
+    let Some(validator) = &remote.validator else {
+        return Ok(());
+    };
+    match validator.validate(arguments) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            let pointer = error.instance_path().to_string();
+            Err(ToolError::invalid_arguments(
+                path_of(&pointer),
+                toolbox_core::echo(&error.to_string()).into_owned(),
+            ))
+        }
+    }
+}
+
+/// A JSON pointer (`/filters/tags/1`) as toolbox writes paths (`filters.tags[1]`).
+fn path_of(pointer: &str) -> String {
+    let mut path = String::new();
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+            path.push_str(&format!("[{token}]"));
+        } else {
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&toolbox_core::echo(&token));
+        }
+    }
+    path
 }
 
 impl McpToolBox {
@@ -163,7 +209,7 @@ impl McpToolBox {
         self
     }
 
-    fn snapshot(&self) -> Arc<Vec<ToolSpecification>> {
+    fn snapshot(&self) -> Arc<Vec<Remote>> {
         self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
@@ -182,7 +228,7 @@ fn service_error(error: ServiceError) -> ToolError {
 
 impl ToolBox for McpToolBox {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
-        self.snapshot().to_vec()
+        self.snapshot().iter().map(|r| r.spec.clone()).collect()
     }
 
     fn specification(
@@ -192,9 +238,8 @@ impl ToolBox for McpToolBox {
     ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         self.snapshot()
             .iter()
-            .find(|s| s.name == name)
-            .cloned()
-            .map(std::borrow::Cow::Owned)
+            .find(|r| r.spec.name == name)
+            .map(|r| std::borrow::Cow::Owned(r.spec.clone()))
     }
 
     fn dispatch<'a>(
@@ -204,15 +249,15 @@ impl ToolBox for McpToolBox {
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         let tools = self.snapshot();
-        let Some(spec) = tools.iter().find(|s| s.name == name).cloned() else {
+        let Some(index) = tools.iter().position(|r| r.spec.name == name) else {
             return DispatchFuture::ready(Err(ToolError::unknown_tool(
                 name,
-                tools.iter().map(|s| s.name.as_str()),
+                tools.iter().map(|r| r.spec.name.as_str()),
             )));
         };
         DispatchFuture::new(async move {
             let arguments = arguments.to_value()?;
-            toolbox_core::schema::check_arguments(&spec.parameters, Arguments::Value(&arguments))?;
+            check(&tools[index], &arguments)?;
             let map = match arguments.into_owned() {
                 Value::Object(map) => map,
                 _ => Map::new(),

@@ -91,7 +91,7 @@ async fn a_served_box_is_listed_and_called_through_the_proxy() {
         .await;
     assert_eq!(
         response.content,
-        "invalid arguments at `a`: got the string \"forty\", expected JSON type integer"
+        "invalid arguments at `a`: \"forty\" is not of type \"integer\""
     );
 
     let response = remote.call("secret", &json!({}), &ctx, &handler).await;
