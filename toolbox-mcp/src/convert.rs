@@ -1,8 +1,8 @@
 //! Between toolbox's types and MCP's: through the JSON both are defined by,
 //! so every field MCP has and toolbox knows crosses unchanged.
 
-use rmcp::model::{CallToolResult, Tool};
-use serde_json::{json, Map, Value};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Map, Value};
 use toolbox_core::provider::Provider;
 use toolbox_core::{ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
 
@@ -65,24 +65,22 @@ pub(crate) fn callable(tool: &Tool) -> bool {
 /// A toolbox response as an MCP result: the text as text content, a JSON
 /// object result also as `structuredContent` when the tool declares an
 /// output schema, an error as `isError`.
-pub(crate) fn to_result(
-    response: &ToolResponse,
-    spec: Option<&ToolSpecification>,
-) -> CallToolResult {
-    let mut result = json!({
-        "content": [{"type": "text", "text": response.content}],
-        "isError": response.is_error,
-    });
-    if !response.is_error && spec.is_some_and(|s| s.output_schema.is_some()) {
-        if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&response.content)
-        {
-            result["structuredContent"] = structured;
+pub(crate) fn to_result(response: ToolResponse, structured: bool) -> CallToolResult {
+    let structured_content = if structured && !response.is_error {
+        match serde_json::from_str::<Value>(&response.content) {
+            Ok(value @ Value::Object(_)) => Some(value),
+            _ => None,
         }
-    }
-    let mut result: CallToolResult =
-        serde_json::from_value(result).unwrap_or_else(|_| CallToolResult::default());
-    // The stateless era requires it; rmcp strips it for older peers.
-    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    } else {
+        None
+    };
+    let content = vec![ContentBlock::text(response.content)];
+    let mut result = if response.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = structured_content;
     result
 }
 

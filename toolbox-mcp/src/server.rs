@@ -106,10 +106,10 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         let name = request.name.as_ref();
         // A tool not offered in this context is unknown, hidden or not:
         // nothing tells a client about a tool it may not see.
-        let Some(spec) = self
+        let Some(structured) = self
             .toolbox
             .specification(name, &ctx)
-            .map(|s| s.into_owned())
+            .map(|spec| spec.output_schema.is_some())
         else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", toolbox_core::echo(name)),
@@ -124,7 +124,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
-        Ok(to_result(&response, Some(&spec)).into())
+        Ok(to_result(response, structured).into())
     }
 }
 
