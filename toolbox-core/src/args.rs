@@ -99,13 +99,7 @@ impl Serialize for Arguments<'_> {
     /// The normalized object when the arguments are well formed, else what
     /// was sent (text as a JSON string), so a tape keeps it.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.to_value() {
-            Ok(value) => value.serialize(serializer),
-            Err(_) => match self {
-                Arguments::Value(value) => value.serialize(serializer),
-                Arguments::Text(text) => text.serialize(serializer),
-            },
-        }
+        self.recorded().serialize(serializer)
     }
 }
 
@@ -137,11 +131,18 @@ impl<'a> Arguments<'a> {
                     Ok(Cow::Borrowed(value))
                 }
                 Value::Null => Ok(Cow::Owned(Value::Object(Map::new()))),
-                Value::String(text) => text_to_value(text, 0).map(Cow::Owned),
+                Value::String(text) => from_text(text, 0).map(Cow::Owned),
                 other => Err(not_an_object(other)),
             },
-            Arguments::Text(text) => text_to_value(text, 0).map(Cow::Owned),
+            Arguments::Text(text) => from_text(text, 0).map(Cow::Owned),
         }
+    }
+
+    /// What a transcript keeps: the normalized object when the arguments
+    /// are well formed, else what was sent (text as a JSON string).
+    pub(crate) fn recorded(self) -> Cow<'a, Value> {
+        self.to_value()
+            .unwrap_or_else(|_| Cow::Owned(self.to_json()))
     }
 
     /// The arguments as the caller sent them, as a JSON value (text as a
@@ -166,14 +167,16 @@ fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
 /// Re-reads `value` with the path tracked, to name where the error is.
 #[cold]
 fn explain_value<T: DeserializeOwned>(value: &Value, first: serde_json::Error) -> ToolError {
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Err(error) => {
-            let path = error.path().clone();
-            let message = error.into_inner().to_string();
-            invalid_at(value, &path, &message)
-        }
-        Ok(_) => ToolError::invalid_arguments("", explain(&first.to_string(), None)),
-    }
+    error_at::<T>(value)
+        .unwrap_or_else(|| ToolError::invalid_arguments("", explain(&first.to_string(), None)))
+}
+
+/// The error `T` meets in `value`, at its path, or `None` when `value`
+/// deserializes.
+fn error_at<T: DeserializeOwned>(value: &Value) -> Option<ToolError> {
+    let error = serde_path_to_error::deserialize::<_, T>(value).err()?;
+    let path = error.path().clone();
+    Some(invalid_at(value, &path, &error.into_inner().to_string()))
 }
 
 #[inline]
@@ -206,28 +209,10 @@ fn explain_text<T: DeserializeOwned>(text: &str, first: serde_json::Error) -> To
     }
     match serde_json::from_str::<Value>(text) {
         Err(error) => not_json(&error),
-        Ok(value) => match serde_path_to_error::deserialize::<_, T>(&value) {
-            Err(error) => {
-                let path = error.path().clone();
-                let message = error.into_inner().to_string();
-                invalid_at(&value, &path, &message)
-            }
-            // Only the text form refuses it (a duplicate key): say so.
-            Ok(_) => ToolError::invalid_arguments("", explain(&without_position(&first), None)),
-        },
-    }
-}
-
-fn text_to_value(text: &str, depth: u8) -> Result<Value, ToolError> {
-    let trimmed = text.trim_matches(is_json_space);
-    if trimmed.is_empty() || trimmed == "null" {
-        return Ok(Value::Object(Map::new()));
-    }
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(Value::String(inner)) if depth == 0 => text_to_value(&inner, 1),
-        Ok(other) => Err(not_an_object(&other)),
-        Err(error) => Err(not_json(&error)),
+        // `None`: only the text form refuses it (a duplicate key): say so.
+        Ok(value) => error_at::<T>(&value).unwrap_or_else(|| {
+            ToolError::invalid_arguments("", explain(&without_position(&first), None))
+        }),
     }
 }
 

@@ -290,16 +290,18 @@ pub fn closest_names<'a>(name: &str, available: impl IntoIterator<Item = &'a str
     if name.is_empty() || name.len() > 96 {
         return Vec::new();
     }
-    let wanted: Vec<char> = name.to_lowercase().chars().collect();
+    let wanted_text = name.to_lowercase();
+    let wanted: Vec<char> = wanted_text.chars().collect();
     let wanted_suffixes: Vec<&[char]> = suffixes(&wanted).collect();
+    let limit = |len: usize| (len / 3).max(2);
     let mut scored: Vec<(usize, usize, &str)> = available
         .into_iter()
         .filter_map(|candidate| {
             if candidate.len() > 96 {
                 return None;
             }
-            let lower: Vec<char> = candidate.to_lowercase().chars().collect();
-            let limit = |len: usize| (len / 3).max(2);
+            let lower_text = candidate.to_lowercase();
+            let lower: Vec<char> = lower_text.chars().collect();
             let whole = capped_distance(&wanted, &lower, limit(wanted.len()));
             // The model dropped a prefix (`get_custmer` for `crm_get_customer`)…
             let dropped = suffixes(&lower)
@@ -317,9 +319,8 @@ pub fn closest_names<'a>(name: &str, available: impl IntoIterator<Item = &'a str
             match best {
                 Some(score) => Some((score, whole.unwrap_or(usize::MAX), candidate)),
                 None => {
-                    let (text, lower_text) = (name.to_lowercase(), candidate.to_lowercase());
-                    if lower_text.contains(&text)
-                        || (lower_text.len() >= 3 && text.contains(&lower_text))
+                    if lower_text.contains(&wanted_text)
+                        || (lower_text.len() >= 3 && wanted_text.contains(&lower_text))
                     {
                         Some((limit(wanted.len()) + 2, usize::MAX, candidate))
                     } else {

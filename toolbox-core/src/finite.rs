@@ -164,49 +164,49 @@ impl ser::Serializer for Walker {
     }
 }
 
-impl ser::SerializeSeq for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
+/// The compound halves of [`Walker`]: each element or field is walked.
+macro_rules! walk_elements {
+    ($($trait:ident::$method:ident),* $(,)?) => {$(
+        impl ser::$trait for Walker {
+            type Ok = ();
+            type Error = Found;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
+                value.serialize(Walker)
+            }
+            fn end(self) -> Result<(), Found> {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
+walk_elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
+
+macro_rules! walk_fields {
+    ($($trait:ident),* $(,)?) => {$(
+        impl ser::$trait for Walker {
+            type Ok = ();
+            type Error = Found;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                _: &'static str,
+                value: &T,
+            ) -> Result<(), Found> {
+                value.serialize(Walker)
+            }
+            fn end(self) -> Result<(), Found> {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTupleStruct for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
+walk_fields!(SerializeStruct, SerializeStructVariant);
 
 impl ser::SerializeMap for Walker {
     type Ok = ();
@@ -216,36 +216,6 @@ impl ser::SerializeMap for Walker {
         key.serialize(Walker)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStruct for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Found> {
-        value.serialize(Walker)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStructVariant for Walker {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Found> {
         value.serialize(Walker)
     }
     fn end(self) -> Result<(), Found> {

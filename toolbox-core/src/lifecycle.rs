@@ -91,47 +91,39 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
                 gen_ai.tool.call.id = call_id,
                 error.type = tracing::field::Empty,
             );
-            if ctx.is_cancelled() {
+            // Nobody observes a quiet call (no events, no span to record
+            // into): a result already there goes straight back.
+            let quiet = handler.is_empty() && span.is_disabled();
+            let (observation, span) = if quiet {
+                (None, span)
+            } else {
                 let observation = Observation::start(handler, name, call_id, arguments, span);
-                this.state = State::Done;
-                return Poll::Ready(observation.finish(Err(ToolError::Cancelled)));
-            }
-            if handler.is_empty() && span.is_disabled() {
-                // Nobody observes this call (no events, no span to record
-                // into): a result already there goes straight back.
-                match start(toolbox, name, arguments, ctx, &span) {
-                    Ok(result) => {
-                        this.state = State::Done;
-                        return Poll::Ready(into_response(result));
-                    }
-                    Err(dispatch) => {
-                        this.state = State::Running(Running {
-                            observation: Observation::start(
-                                handler, name, call_id, arguments, span,
-                            ),
-                            dispatch,
-                            cancelled: ctx
-                                .cancellation()
-                                .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
-                        });
-                        return this.poll_running(cx);
-                    }
-                }
-            }
-            let observation = Observation::start(handler, name, call_id, arguments, span);
-            match start(toolbox, name, arguments, ctx, &observation.span) {
+                (Some(observation), Span::none())
+            };
+            let result = if ctx.is_cancelled() {
+                Ok(Err(ToolError::Cancelled))
+            } else {
+                let span = observation.as_ref().map_or(&span, |o| &o.span);
+                start(toolbox, name, arguments, ctx, span)
+            };
+            match result {
                 Ok(result) => {
                     this.state = State::Done;
-                    return Poll::Ready(observation.finish(result));
+                    return Poll::Ready(match observation {
+                        Some(observation) => observation.finish(result),
+                        None => into_response(result),
+                    });
                 }
                 Err(dispatch) => {
-                    let cancelled = ctx
-                        .cancellation()
-                        .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) });
+                    let observation = observation.unwrap_or_else(|| {
+                        Observation::start(handler, name, call_id, arguments, span)
+                    });
                     this.state = State::Running(Running {
                         observation,
                         dispatch,
-                        cancelled,
+                        cancelled: ctx
+                            .cancellation()
+                            .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
                     });
                 }
             }

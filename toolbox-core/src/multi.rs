@@ -154,6 +154,21 @@ impl MultiToolBox {
         candidates.find(|(child, start)| child.toolbox.contains(&name[*start..], ctx))
     }
 
+    /// Every child's tools, as `list` gives them, under their exposed names.
+    fn exposed(
+        &self,
+        list: impl Fn(&dyn ToolBox) -> Vec<ToolSpecification>,
+    ) -> Vec<ToolSpecification> {
+        let mut specs = Vec::new();
+        for child in &self.children {
+            specs.extend(list(&*child.toolbox).into_iter().map(|mut spec| {
+                spec.name = exposed_name(&child.name, &spec.name);
+                spec
+            }));
+        }
+        specs
+    }
+
     fn unknown(&self, name: &str, ctx: &Context) -> ToolError {
         let names: Vec<String> = self
             .specifications(ctx)
@@ -166,20 +181,7 @@ impl MultiToolBox {
 
 impl ToolBox for MultiToolBox {
     fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        let mut specs = Vec::new();
-        for child in &self.children {
-            specs.extend(
-                child
-                    .toolbox
-                    .specifications(ctx)
-                    .into_iter()
-                    .map(|mut spec| {
-                        spec.name = exposed_name(&child.name, &spec.name);
-                        spec
-                    }),
-            );
-        }
-        specs
+        self.exposed(|toolbox| toolbox.specifications(ctx))
     }
 
     fn contains(&self, name: &str, ctx: &Context) -> bool {
@@ -187,14 +189,7 @@ impl ToolBox for MultiToolBox {
     }
 
     fn catalog(&self) -> Vec<ToolSpecification> {
-        let mut specs = Vec::new();
-        for child in &self.children {
-            specs.extend(child.toolbox.catalog().into_iter().map(|mut spec| {
-                spec.name = exposed_name(&child.name, &spec.name);
-                spec
-            }));
-        }
-        specs
+        self.exposed(|toolbox| toolbox.catalog())
     }
 
     fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {

@@ -102,10 +102,7 @@ impl<B: ToolBox> RecordingToolBox<B> {
         let mut entry = TapeEntry {
             call_id: ctx.call_id().map(str::to_owned),
             name: name.to_owned(),
-            arguments: match arguments.to_value() {
-                Ok(value) => value.into_owned(),
-                Err(_) => arguments.to_json(),
-            },
+            arguments: arguments.recorded().into_owned(),
             response,
             error,
             duration_us: micros,
@@ -338,10 +335,7 @@ impl<B: ToolBox> ReplayToolBox<B> {
                 entry.name
             ));
         }
-        let arguments = match arguments.to_value() {
-            Ok(value) => value,
-            Err(_) => std::borrow::Cow::Owned(arguments.to_json()),
-        };
+        let arguments = arguments.recorded();
         if let Some((path, taped, called)) =
             first_difference(&entry.arguments, &arguments, String::new())
         {

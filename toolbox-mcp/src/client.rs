@@ -11,7 +11,7 @@ use toolbox_core::{
     Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
 };
 
-use crate::convert::{callable, from_result, from_tool};
+use crate::convert::{from_result, from_tool};
 
 /// The tools of one MCP server as a box. Each server tool is a tool with its
 /// `inputSchema`, `outputSchema`, title, description and annotations (the
@@ -62,7 +62,6 @@ fn tracing_warn(error: &ServiceError) {
 fn store(tools: &Tools, listed: &[rmcp::model::Tool]) {
     let remotes: Vec<Remote> = listed
         .iter()
-        .filter(|tool| callable(tool))
         .map(|tool| {
             let spec = from_tool(tool);
             let validator = jsonschema::validator_for(&spec.parameters).ok();

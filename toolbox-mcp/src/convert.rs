@@ -17,49 +17,40 @@ pub(crate) fn to_tool(spec: &ToolSpecification) -> Result<Tool, String> {
 
 /// An MCP tool as a toolbox specification: schemas untouched, the
 /// annotations' hints as toolbox's effects.
+///
+/// Tools that need the task extension (`execution.taskSupport:
+/// "required"`) cannot be told apart here: rmcp's `Tool` does not keep
+/// `execution`, so such a tool is offered and its call answers with the
+/// server's error.
 pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
-    let value = serde_json::to_value(tool).unwrap_or(Value::Null);
-    let hint = |key: &str| {
-        value
-            .pointer(&format!("/annotations/{key}"))
-            .and_then(Value::as_bool)
-    };
-    let annotations = ToolAnnotations {
-        read_only: hint("readOnlyHint"),
-        destructive: hint("destructiveHint"),
-        idempotent: hint("idempotentHint"),
-        open_world: hint("openWorldHint"),
-    };
-    let has_annotations = annotations.read_only.is_some()
-        || annotations.destructive.is_some()
-        || annotations.idempotent.is_some()
-        || annotations.open_world.is_some();
-    let title = value
-        .get("title")
-        .or_else(|| value.pointer("/annotations/title"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let hints = tool.annotations.as_ref();
+    let annotations = hints
+        .map(|hints| ToolAnnotations {
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+        })
+        .filter(|a| {
+            a.read_only.is_some()
+                || a.destructive.is_some()
+                || a.idempotent.is_some()
+                || a.open_world.is_some()
+        });
     ToolSpecification {
         name: tool.name.to_string(),
-        title,
+        title: tool
+            .title
+            .clone()
+            .or_else(|| hints.and_then(|hints| hints.title.clone())),
         description: tool.description.as_deref().unwrap_or_default().to_owned(),
         parameters: Value::Object((*tool.input_schema).clone()),
         output_schema: tool
             .output_schema
             .as_ref()
             .map(|s| Value::Object((**s).clone())),
-        annotations: has_annotations.then_some(annotations),
+        annotations,
     }
-}
-
-/// Whether a plain call can use the tool: tools that require the task
-/// extension (`execution.taskSupport: "required"`) cannot.
-pub(crate) fn callable(tool: &Tool) -> bool {
-    let value = serde_json::to_value(tool).unwrap_or(Value::Null);
-    value
-        .pointer("/execution/taskSupport")
-        .and_then(Value::as_str)
-        != Some("required")
 }
 
 /// A toolbox response as an MCP result: the text as text content, a JSON

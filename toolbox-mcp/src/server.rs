@@ -53,9 +53,8 @@ impl<B: ToolBox + 'static> McpServer<B> {
     }
 
     /// The context of one request: its `_meta` as [`McpMeta`].
-    fn context(meta: Option<&Map<String, Value>>) -> Context {
-        let meta = McpMeta(meta.cloned().unwrap_or_default());
-        Context::new().with_extension(meta)
+    fn context(meta: Map<String, Value>) -> Context {
+        Context::new().with_extension(McpMeta(meta))
     }
 }
 
@@ -82,7 +81,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let ctx = Self::context(Some(&context.meta.0 .0));
+        let ctx = Self::context(context.meta.0 .0.clone());
         let mut tools = Vec::new();
         for spec in self.toolbox.specifications(&ctx) {
             tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
@@ -99,8 +98,9 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         if let Some(own) = &request.meta {
             meta.extend(own.0 .0.clone());
         }
-        let mut ctx = Self::context(Some(&meta));
-        if let Some(token) = meta.get("progressToken") {
+        let progress = meta.get("progressToken").cloned();
+        let mut ctx = Self::context(meta);
+        if let Some(token) = progress {
             ctx = ctx.with_request(serde_json::json!({"progressToken": token}));
         }
         let name = request.name.as_ref();

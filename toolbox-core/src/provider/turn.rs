@@ -186,14 +186,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 calls.len(),
                 self.max_calls
             ));
-            let response = Refused::new(error)
-                .call(&call.name, &call.arguments, &ctx, &self.handler)
-                .await;
-            outcomes[index] = Some(CallOutcome {
-                call: call.clone(),
-                response,
-                pending: None,
-            });
+            outcomes[index] = Some(self.refuse(call, error, &ctx).await);
         }
         for index in 0..allowed {
             if specs[index]
@@ -305,21 +298,25 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                         };
                         approval.review(request).await
                     }
-                    Err(error) => {
-                        let response = Refused::new(error)
-                            .call(&call.name, &call.arguments, &ctx, &self.handler)
-                            .await;
-                        return CallOutcome {
-                            call: call.clone(),
-                            response,
-                            pending: None,
-                        };
-                    }
+                    Err(error) => return self.refuse(call, error, &ctx).await,
                 }
             }
         };
         self.settle(call, spec, decision, &ctx, Some(semaphore))
             .await
+    }
+
+    /// Ends a call with `error` without running it, through the lifecycle
+    /// (start, then one error) like every other call.
+    async fn refuse(&self, call: &ToolCall, error: ToolError, ctx: &Context) -> CallOutcome {
+        let response = Refused::new(error)
+            .call(&call.name, &call.arguments, ctx, &self.handler)
+            .await;
+        CallOutcome {
+            call: call.clone(),
+            response,
+            pending: None,
+        }
     }
 
     async fn settle(
@@ -337,12 +334,8 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         };
         match (decision, spec) {
             (Decision::Reject { reason }, _) => {
-                let response = Refused::new(ToolError::failed(format!(
-                    "the call was not approved: {reason}"
-                )))
-                .call(&call.name, &call.arguments, ctx, &self.handler)
-                .await;
-                outcome(response, None)
+                let error = ToolError::failed(format!("the call was not approved: {reason}"));
+                self.refuse(call, error, ctx).await
             }
             (Decision::Defer, Some(spec)) => outcome(
                 ToolResponse::text(
