@@ -1,9 +1,21 @@
 //! An MCP server as a tool box.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
-use rmcp::service::{NotificationContext, RunningService, ServiceError};
+// Roots and sampling are deprecated by SEP-2577 (the stateless era), but
+// initialize-era servers still send them: they are delegated, not dropped.
+#[allow(deprecated)]
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientConfig, ClientRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorData, ListRootsResult, MetaObject, NumberOrString,
+    ProgressNotificationParam, ProgressToken, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{
+    DynService, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
+    ServiceError,
+};
 use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
@@ -12,6 +24,7 @@ use toolbox_core::{
 };
 
 use crate::convert::{from_result, from_tool};
+use crate::progress::{McpProgress, Progress};
 
 /// The tools of one MCP server as a box. Each server tool is a tool with its
 /// `inputSchema`, `outputSchema`, title, description and annotations (the
@@ -22,13 +35,61 @@ use crate::convert::{from_result, from_tool};
 /// once with its JSON path.
 pub struct McpToolBox {
     peer: Peer<RoleClient>,
-    service: Mutex<Option<RunningService<RoleClient, Watcher>>>,
+    service: Mutex<Option<Session>>,
     tools: Tools,
+    progress: Listeners,
     child: Option<u32>,
     meta: Option<MetaFn>,
 }
 
 type Tools = Arc<RwLock<Arc<Vec<Remote>>>>;
+
+/// The running client session, whatever the application's handler.
+type Session = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
+
+/// The calls waiting for progress, by the token rmcp sent with them.
+type Listeners = Arc<Mutex<Routes>>;
+
+/// Where progress goes. rmcp picks each request's token and the server may
+/// report before the caller has learnt it, so reports for a token nobody
+/// listens to yet wait in a small stash (the oldest go first when full).
+#[derive(Default)]
+struct Routes {
+    listeners: HashMap<String, McpProgress>,
+    early: std::collections::VecDeque<(String, Progress)>,
+}
+
+/// How many early reports wait for their listener.
+const EARLY_REPORTS: usize = 256;
+
+impl Routes {
+    fn deliver(&mut self, key: String, report: Progress) -> Option<(McpProgress, Progress)> {
+        match self.listeners.get(&key) {
+            Some(listener) => Some((listener.clone(), report)),
+            None => {
+                if self.early.len() == EARLY_REPORTS {
+                    self.early.pop_front();
+                }
+                self.early.push_back((key, report));
+                None
+            }
+        }
+    }
+
+    fn listen(&mut self, key: &str, listener: McpProgress) -> Vec<Progress> {
+        self.listeners.insert(key.to_owned(), listener);
+        let mut early = Vec::new();
+        self.early.retain(|(k, report)| {
+            if k == key {
+                early.push(report.clone());
+                false
+            } else {
+                true
+            }
+        });
+        early
+    }
+}
 
 /// One server tool: its specification and the validator of its
 /// `inputSchema` (none when the schema does not compile: the server checks).
@@ -39,18 +100,108 @@ struct Remote {
 type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
 
 /// The client side's handler: refreshes the tool list when the server says
-/// it changed; server→client requests get rmcp's answers (no roots, and an
-/// error for sampling and elicitation), never silence.
-#[derive(Clone)]
-struct Watcher {
+/// it changed, forwards progress to the call that asked for it, and hands
+/// server→client requests (roots, sampling, elicitation) to the
+/// application's rmcp [`ClientHandler`] (`()` by default: no roots, an
+/// error for sampling, a declined elicitation), so none is left hanging.
+struct Watcher<H> {
     tools: Tools,
+    progress: Listeners,
+    app: H,
 }
 
-impl ClientHandler for Watcher {
+#[allow(deprecated)]
+impl<H: ClientHandler> ClientHandler for Watcher<H> {
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         match context.peer.list_all_tools().await {
             Ok(tools) => store(&self.tools, &tools),
             Err(error) => tracing_warn(&error),
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let report = Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        };
+        let delivery = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deliver(token_key(&params.progress_token), report);
+        if let Some((listener, report)) = delivery {
+            listener.send(report);
+        }
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.app.list_roots(context).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.app.create_message(params, context).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.app.create_elicitation(request, context).await
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.app.get_info()
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// A call listening for its progress: unregisters when the call ends, and
+/// tells the server a call dropped before its answer is abandoned
+/// (`notifications/cancelled`), as rmcp's own `call_tool` does.
+struct Listening<'a> {
+    progress: &'a Listeners,
+    key: String,
+    peer: &'a Peer<RoleClient>,
+    pending: Option<RequestId>,
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .listeners
+            .remove(&self.key);
+        if let (Some(id), Ok(runtime)) =
+            (self.pending.take(), tokio::runtime::Handle::try_current())
+        {
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let param = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("request abandoned by the caller".to_owned()),
+                );
+                let _ = peer.notify_cancelled(param).await;
+            });
         }
     }
 }
@@ -114,22 +265,43 @@ impl McpToolBox {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        McpToolBox::connect_with(transport, ()).await
+    }
+
+    /// Connects like [`connect`](McpToolBox::connect), answering the
+    /// server's requests to the client (`roots/list`, sampling,
+    /// elicitation) with the application's rmcp [`ClientHandler`], whose
+    /// `get_info` also announces the client's name and capabilities.
+    pub async fn connect_with<T, E, A>(
+        transport: T,
+        handler: impl ClientHandler,
+    ) -> Result<Self, ToolError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let tools: Tools = Arc::default();
+        let progress: Listeners = Arc::default();
         let watcher = Watcher {
             tools: tools.clone(),
+            progress: progress.clone(),
+            app: handler,
         };
-        let service = watcher
-            .serve(transport)
-            .await
-            .map_err(|e| ToolError::Transport {
-                message: "the MCP handshake failed".to_owned(),
-                source: Some(Box::new(e)),
-            })?;
+        let service =
+            watcher
+                .into_dyn()
+                .serve(transport)
+                .await
+                .map_err(|e| ToolError::Transport {
+                    message: "the MCP handshake failed".to_owned(),
+                    source: Some(Box::new(e)),
+                })?;
         let peer = service.peer().clone();
         let toolbox = McpToolBox {
             peer,
             service: Mutex::new(Some(service)),
             tools,
+            progress,
             child: None,
             meta: None,
         };
@@ -208,6 +380,44 @@ impl McpToolBox {
         self
     }
 
+    /// Calls a tool with its progress routed to `listener`.
+    async fn call_listening(
+        &self,
+        params: CallToolRequestParams,
+        listener: McpProgress,
+    ) -> Result<CallToolResult, ToolError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(service_error)?;
+        let key = token_key(&handle.progress_token);
+        let early = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .listen(&key, listener.clone());
+        for report in early {
+            listener.send(report);
+        }
+        let mut listening = Listening {
+            progress: &self.progress,
+            key,
+            peer: &self.peer,
+            pending: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        listening.pending = None;
+        match answer.map_err(service_error)? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(ToolError::Transport {
+                message: "the MCP server answered a tool call with something else".to_owned(),
+                source: None,
+            }),
+        }
+    }
+
     fn snapshot(&self) -> Arc<Vec<Remote>> {
         self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -263,13 +473,20 @@ impl ToolBox for McpToolBox {
             };
             let mut params = CallToolRequestParams::new(name.to_owned());
             params.arguments = Some(map);
-            if let Some(choose) = &self.meta {
-                let meta = choose(ctx);
-                if !meta.is_empty() {
-                    params.meta = Some(RequestMetaObject(MetaObject(meta)));
-                }
+            let meta = match &self.meta {
+                Some(choose) => choose(ctx),
+                None => Map::new(),
+            };
+            if !meta.is_empty() {
+                params.meta = Some(RequestMetaObject(MetaObject(meta)));
             }
-            let result = self.peer.call_tool(params).await.map_err(service_error)?;
+            // A caller that listens for progress gets the server's reports.
+            let result = match ctx.extension::<McpProgress>() {
+                Some(listener) if listener.is_wanted() => {
+                    self.call_listening(params, listener.clone()).await?
+                }
+                _ => self.peer.call_tool(params).await.map_err(service_error)?,
+            };
             from_result(&result)
         })
     }

@@ -6,13 +6,16 @@
 //! - [`McpServer`] / [`serve_stdio`]: any box as an MCP server: tools listed
 //!   per request context (conditions apply), every call through the
 //!   lifecycle, tool errors as `isError` results, the request's `_meta` in
-//!   the tool's [`Context`](toolbox_core::Context) as [`McpMeta`].
+//!   the tool's [`Context`](toolbox_core::Context) as [`McpMeta`], the
+//!   client as [`McpClient`], progress through [`McpProgress`] both ways.
 //!
 //! Only rmcp speaks the protocol: no JSON-RPC is written here.
 
 mod client;
 mod convert;
+mod progress;
 mod server;
 
 pub use client::McpToolBox;
-pub use server::{serve_http, serve_stdio, HttpServer, McpMeta, McpServer};
+pub use progress::{McpProgress, Progress};
+pub use server::{serve_http, serve_stdio, HttpServer, McpClient, McpMeta, McpServer};

@@ -1,17 +1,20 @@
 //! Any box as an MCP server.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use toolbox_core::{Context, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler};
+use toolbox_core::{
+    CancellationToken, Context, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler,
+};
 
 use crate::convert::{to_result, to_tool};
+use crate::progress::{McpProgress, Progress};
 
 /// A served call's MCP `_meta` (the request's metadata object: a progress
 /// token, a trace id, whatever the client sent), injectable into a tool
@@ -25,6 +28,71 @@ impl FromContext for McpMeta {
     }
 }
 
+/// The MCP client of a served call: its name and version, the protocol
+/// version it negotiated, its Streamable HTTP session, and its rmcp
+/// [`Peer`] for requests back to it (roots, sampling, elicitation, where the
+/// protocol era allows them). Injectable into a tool (`#[inject] client:
+/// McpClient`); a call that did not come over MCP has none, and the tool is
+/// told so.
+#[derive(Clone)]
+pub struct McpClient {
+    peer: Peer<RoleServer>,
+    session: Option<String>,
+}
+
+impl McpClient {
+    /// The client's name, as it announced itself (none in the stateless era,
+    /// where clients do not introduce themselves).
+    pub fn name(&self) -> Option<String> {
+        Some(self.peer.peer_info()?.client_info.name.clone())
+    }
+
+    /// The client's version, as it announced itself.
+    pub fn version(&self) -> Option<String> {
+        Some(self.peer.peer_info()?.client_info.version.clone())
+    }
+
+    /// The protocol version negotiated with the client.
+    pub fn protocol_version(&self) -> Option<String> {
+        Some(self.peer.peer_info()?.protocol_version.to_string())
+    }
+
+    /// The Streamable HTTP session (`Mcp-Session-Id`), when there is one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The client as an rmcp peer, for requests back to it.
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        &self.peer
+    }
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("name", &self.name())
+            .field("protocol_version", &self.protocol_version())
+            .field("session_id", &self.session)
+            .finish()
+    }
+}
+
+impl FromContext for McpClient {
+    fn from_context(ctx: &Context) -> Result<Self, ToolError> {
+        ctx.extension::<McpClient>()
+            .cloned()
+            .ok_or_else(|| ToolError::Failed {
+                message: "this tool can only be called over MCP".to_owned(),
+                retryable: false,
+                source: Some(
+                    "the context has no `McpClient`: the call did not come from an MCP client"
+                        .into(),
+                ),
+            })
+    }
+}
+
 /// A box served over MCP. Tools are listed per request context, so a
 /// condition's hidden tool is neither listed nor callable (an unknown tool,
 /// as the protocol requires); every call passes toolbox's lifecycle under
@@ -34,6 +102,8 @@ pub struct McpServer<B> {
     toolbox: Arc<B>,
     handler: ToolHandler,
     name: String,
+    /// The clients that completed the handshake, for `list_changed`.
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
@@ -43,6 +113,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
             toolbox: Arc::new(toolbox),
             handler: ToolHandler::empty(),
             name: name.into(),
+            peers: Arc::default(),
         }
     }
 
@@ -52,9 +123,85 @@ impl<B: ToolBox + 'static> McpServer<B> {
         self
     }
 
-    /// The context of one request: its `_meta` as [`McpMeta`].
-    fn context(meta: Map<String, Value>) -> Context {
-        Context::new().with_extension(McpMeta(meta))
+    /// Tells every connected client that the served tools changed
+    /// (`notifications/tools/list_changed`), so it lists them again; call it
+    /// after the box's tools change (a registry re-resolved, a condition's
+    /// input flipped). Returns how many clients were told.
+    pub async fn tools_changed(&self) -> usize {
+        let peers = {
+            let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        let mut told = 0;
+        for peer in peers {
+            if peer.notify_tool_list_changed().await.is_ok() {
+                told += 1;
+            }
+        }
+        told
+    }
+
+    /// The context of one request: its `_meta` as [`McpMeta`], the client
+    /// as [`McpClient`].
+    fn context(meta: Map<String, Value>, request: &RequestContext<RoleServer>) -> Context {
+        let session = request
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        Context::new()
+            .with_extension(McpMeta(meta))
+            .with_extension(McpClient {
+                peer: request.peer.clone(),
+                session,
+            })
+    }
+}
+
+/// Progress reports of one served call, sent to its client in order as
+/// `notifications/progress` under the client's token.
+enum Report {
+    Progress(Progress),
+    /// Answered once every earlier report is on its way: the call's result
+    /// never overtakes its progress.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+type Reports = tokio::sync::mpsc::UnboundedSender<Report>;
+
+fn progress_to(peer: Peer<RoleServer>, token: ProgressToken) -> (McpProgress, Reports) {
+    let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<Report>();
+    tokio::spawn(async move {
+        while let Some(report) = receive.recv().await {
+            match report {
+                Report::Progress(report) => {
+                    let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
+                    param.total = report.total;
+                    param.message = report.message;
+                    let _ = peer.notify_progress(param).await;
+                }
+                Report::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    });
+    let reports = send.clone();
+    let progress = McpProgress::new(move |report| {
+        let _ = send.send(Report::Progress(report));
+    });
+    (progress, reports)
+}
+
+/// Waits until the call's progress reports have been sent.
+async fn flush(reports: Option<Reports>) {
+    if let Some(reports) = reports {
+        let (done, sent) = tokio::sync::oneshot::channel();
+        if reports.send(Report::Flush(done)).is_ok() {
+            let _ = sent.await;
+        }
     }
 }
 
@@ -64,16 +211,29 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             toolbox: self.toolbox.clone(),
             handler: self.handler.clone(),
             name: self.name.clone(),
+            peers: self.peers.clone(),
         }
     }
 }
 
 impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        );
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.peer);
     }
 
     async fn list_tools(
@@ -81,7 +241,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let ctx = Self::context(context.meta.0 .0.clone());
+        let ctx = Self::context(context.meta.0 .0.clone(), &context);
         let mut tools = Vec::new();
         for spec in self.toolbox.specifications(&ctx) {
             tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
@@ -98,10 +258,18 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         if let Some(own) = &request.meta {
             meta.extend(own.0 .0.clone());
         }
-        let progress = meta.get("progressToken").cloned();
-        let mut ctx = Self::context(meta);
+        let progress = meta
+            .get("progressToken")
+            .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
+        // The client's cancellation (`notifications/cancelled`) cancels the
+        // tool's Context, then ends the call.
+        let cancel = CancellationToken::new();
+        let mut ctx = Self::context(meta, &context).with_cancellation(cancel.clone());
+        let mut reports = None;
         if let Some(token) = progress {
-            ctx = ctx.with_request(serde_json::json!({"progressToken": token}));
+            let (progress, sender) = progress_to(context.peer.clone(), token);
+            ctx = ctx.with_extension(progress);
+            reports = Some(sender);
         }
         let name = request.name.as_ref();
         // A tool not offered in this context is unknown, hidden or not:
@@ -118,12 +286,18 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         };
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let call = self.toolbox.call(name, &arguments, &ctx, &self.handler);
+        tokio::pin!(call);
         let response = tokio::select! {
-            response = call => response,
+            response = &mut call => response,
             () = context.ct.cancelled() => {
+                // The lifecycle sees the cancelled Context and ends the call
+                // as `Cancelled` at its next poll.
+                cancel.cancel();
+                let _ = call.await;
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
+        flush(reports).await;
         Ok(to_result(response, structured).into())
     }
 }

@@ -382,3 +382,290 @@ async fn a_server_that_dies_mid_call_answers_at_once() {
         "the tool's server could not be reached; try again later"
     );
 }
+
+#[tokio::test]
+async fn progress_crosses_from_the_served_tool_to_the_proxy_caller() {
+    use std::sync::{Arc, Mutex};
+    use toolbox_core::FromContext;
+    use toolbox_mcp::{McpProgress, Progress};
+
+    let tools = ToolSet::new([tool_fn(
+        "crawl",
+        "Crawls three pages",
+        |_: (), ctx: Context| async move {
+            let progress = McpProgress::from_context(&ctx).unwrap();
+            for page in 1..=3 {
+                progress.report(f64::from(page), Some(3.0), Some(&format!("page {page}")));
+            }
+            "crawled"
+        },
+    )])
+    .unwrap();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(tools, "crawler")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let ctx = Context::new().with_extension(McpProgress::new(move |p: Progress| {
+        sink.lock().unwrap().push(p);
+    }));
+    let response = remote
+        .call("crawl", &json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "crawled");
+    // Every report arrives, in order, before the result.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter()
+            .map(|p| (p.progress, p.total, p.message.clone().unwrap()))
+            .collect::<Vec<_>>(),
+        [
+            (1.0, Some(3.0), "page 1".to_owned()),
+            (2.0, Some(3.0), "page 2".to_owned()),
+            (3.0, Some(3.0), "page 3".to_owned()),
+        ]
+    );
+
+    // A caller that does not listen asks for no progress; the tool's
+    // reports go nowhere and the call is the same.
+    let response = remote
+        .call("crawl", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "crawled");
+}
+
+/// An application's answers to the server's requests.
+struct Desk;
+
+#[allow(deprecated)]
+impl rmcp::ClientHandler for Desk {
+    async fn list_roots(
+        &self,
+        _: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::model::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(vec![
+            rmcp::model::Root::new("file:///work/project"),
+        ]))
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.client_info.name = "support-desk".to_owned();
+        info.client_info.version = "2.1.0".to_owned();
+        info.capabilities = rmcp::model::ClientCapabilities::builder()
+            .enable_roots()
+            .build();
+        info
+    }
+}
+
+/// A served box whose tool tells who called it and asks the client for its
+/// roots and for a sampled message.
+fn introspective() -> impl ToolBox {
+    ToolSet::new([try_tool_fn(
+        "whoami",
+        "Names the MCP client and its roots",
+        |_: (), ctx: Context| async move {
+            use toolbox_core::FromContext;
+            let client = toolbox_mcp::McpClient::from_context(&ctx)?;
+            #[allow(deprecated)]
+            let roots = match client.peer().list_roots().await {
+                Ok(roots) => roots
+                    .roots
+                    .iter()
+                    .map(|r| r.uri.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                Err(error) => format!("roots error: {error}"),
+            };
+            #[allow(deprecated)]
+            let sampling = client
+                .peer()
+                .create_message(rmcp::model::CreateMessageRequestParams::new(vec![], 16))
+                .await
+                .is_err();
+            Ok::<_, toolbox_core::ToolError>(format!(
+                "{} {} {} roots=[{}] sampling_refused={}",
+                client.name().unwrap_or_default(),
+                client.version().unwrap_or_default(),
+                client.protocol_version().unwrap_or_default(),
+                roots,
+                sampling
+            ))
+        },
+    )])
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_served_tool_knows_its_client_and_server_requests_are_answered() {
+    // The application's handler answers roots; sampling, which it does not
+    // implement, is refused at once rather than left hanging.
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(introspective(), "introspective")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect_with(client_side, Desk).await.unwrap();
+    let response = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        remote.call("whoami", &json!({}), &Context::new(), &ToolHandler::empty()),
+    )
+    .await
+    .expect("no server request is left hanging");
+    assert_eq!(
+        response.content,
+        "support-desk 2.1.0 2025-11-25 roots=[file:///work/project] sampling_refused=true"
+    );
+
+    // Without an application handler: no roots, sampling refused.
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(introspective(), "introspective")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let response = remote
+        .call("whoami", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert!(
+        response.content.ends_with("roots=[] sampling_refused=true"),
+        "{}",
+        response.content
+    );
+
+    // Called directly, not over MCP, the tool is told it has no client.
+    let local = introspective();
+    let response = local
+        .call("whoami", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert!(response.is_error);
+    assert_eq!(response.content, "this tool can only be called over MCP");
+}
+
+#[tokio::test]
+async fn the_server_announces_its_own_tool_changes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let late_on = Arc::new(AtomicBool::new(false));
+    let flag = late_on.clone();
+    let tools = ToolSet::new([
+        tool_fn("early", "Always there", |_: ()| async { "early" }),
+        tool_fn("late", "Appears later", |_: ()| async { "late" }),
+    ])
+    .unwrap()
+    .filter(move |spec, _| spec.name != "late" || flag.load(Ordering::SeqCst));
+    let server = McpServer::new(tools, "changing");
+    let serving = server.clone();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = serving.serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let ctx = Context::new();
+    assert_eq!(remote.specifications(&ctx).len(), 1);
+
+    late_on.store(true, Ordering::SeqCst);
+    assert_eq!(server.tools_changed().await, 1, "one client was told");
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        names = remote
+            .specifications(&ctx)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        if names.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(names, ["early", "late"]);
+
+    // A closed session is forgotten: nobody left to tell.
+    remote.close().await.unwrap();
+    let mut told = 1;
+    for _ in 0..100 {
+        told = server.tools_changed().await;
+        if told == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(told, 0);
+}
+
+#[tokio::test]
+async fn a_client_cancellation_cancels_the_served_tools_context() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let flag = saw_cancel.clone();
+    let tools = ToolSet::new([tool_fn(
+        "wait",
+        "Waits for its cancellation",
+        move |_: (), ctx: Context| {
+            let flag = flag.clone();
+            async move {
+                let token = ctx
+                    .cancellation()
+                    .cloned()
+                    .expect("served calls are cancellable");
+                // Work the tool hands off watches the same token.
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    flag.store(true, Ordering::SeqCst);
+                });
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                "never"
+            }
+        },
+    )])
+    .unwrap();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(tools, "waiting")
+            .serve(server_side)
+            .await
+            .unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side)
+        .await
+        .unwrap()
+        .with_timeout(std::time::Duration::from_millis(100));
+    // Both ways a proxy sends a call: plain, and listening for progress.
+    let listening = Context::new().with_extension(toolbox_mcp::McpProgress::new(|_| {}));
+    for ctx in [Context::new(), listening] {
+        saw_cancel.store(false, Ordering::SeqCst);
+        let response = remote
+            .call("wait", &json!({}), &ctx, &ToolHandler::empty())
+            .await;
+        assert!(response.is_error);
+        for _ in 0..100 {
+            if saw_cancel.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            saw_cancel.load(Ordering::SeqCst),
+            "the tool's Context was cancelled"
+        );
+    }
+}
