@@ -1,13 +1,14 @@
 //! Any MCP server as a toolbox box: connects to a server given as a command
 //! (a child process over stdio) or a URL (Streamable HTTP), prints its tools
-//! as OpenAI definitions, and calls one with JSON arguments.
+//! as OpenAI definitions, and calls one with JSON arguments, printing the
+//! server's progress reports as they come.
 //!
 //! ```sh
 //! cargo run --features mcp --example mcp_proxy -- "npx @modelcontextprotocol/server-everything stdio"
 //! cargo run --features mcp --example mcp_proxy -- http://127.0.0.1:8765/mcp math_add '{"a": 40, "b": 2}'
 //! ```
 
-use toolbox::mcp::McpToolBox;
+use toolbox::mcp::{McpProgress, McpToolBox};
 use toolbox::prelude::*;
 use toolbox::provider::Provider;
 
@@ -38,6 +39,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let handler = ToolHandler::new()
             .on_success(|e| eprintln!("ok    {} in {:?}", e.name, e.elapsed))
             .on_error(|e| eprintln!("error {}: {}", e.name, e.error.report()));
+        let ctx = ctx.with_extension(McpProgress::new(|p| {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+            eprintln!("progress {}{total}{message}", p.progress);
+        }));
         let response = remote.call(&tool, json.as_str(), &ctx, &handler).await;
         println!("{}", response.content);
         if let Some(element) = &response.element {
