@@ -150,15 +150,18 @@ impl<E: Display> ErrViaDisplay for ErrorWrap<E> {
     }
 }
 
-/// A tool parameter's type must deserialize and describe itself.
+/// A tool parameter's type must deserialize. (Its schema is checked by the
+/// argument struct's `JsonSchema` derive, whose one error is on the
+/// parameter already: a second check here would only repeat it.)
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool parameter",
-    label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    note = "derive them: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or mark the parameter `#[inject]` if it comes from the context"
+    message = "`{Self}` cannot be a tool parameter: it does not implement `serde::Deserialize`",
+    label = "the model's JSON is deserialized into this parameter",
+    note = "derive what a parameter needs: `#[derive(serde::Deserialize, schemars::JsonSchema)]`; or mark the parameter `#[inject]` if it comes from the context"
 )]
 pub trait ToolArgument {}
 
-impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+#[diagnostic::do_not_recommend]
+impl<T: serde::de::DeserializeOwned> ToolArgument for T {}
 
 pub fn assert_argument<T: ToolArgument + ?Sized>() {}
 
@@ -173,3 +176,104 @@ pub trait ToolOutput {}
 impl<T: serde::Serialize + ?Sized> ToolOutput for T {}
 
 pub fn assert_output<T: ToolOutput + ?Sized>() {}
+
+/// A parameter injected as toolbox's `Context`. A parameter whose type is
+/// named `Context` but is another crate's gets this one error, on it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not toolbox's `Context`",
+    label = "a parameter of a type named `Context` is injected with toolbox's `Context`",
+    note = "to take this parameter from the model's arguments, mark it `#[arg]`; to build it from the context, mark it `#[inject]` and implement `toolbox::FromContext` for it"
+)]
+pub trait IsContext {
+    fn borrowed(ctx: &Context) -> &Self;
+    fn owned(ctx: &Context) -> Self
+    where
+        Self: Sized;
+}
+
+impl IsContext for Context {
+    #[inline]
+    fn borrowed(ctx: &Context) -> &Self {
+        ctx
+    }
+
+    #[inline]
+    fn owned(ctx: &Context) -> Self {
+        ctx.clone()
+    }
+}
+
+/// A parameter that is the whole argument object, wrapped: toolbox's `Args<T>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not toolbox's `Args<T>`",
+    label = "a parameter of a type named `Args<T>` takes the whole argument object as toolbox's `Args<T>`",
+    note = "to take this parameter from the model's arguments as one field, mark it `#[arg]`; for the whole object as your own type, mark it `#[args]`"
+)]
+pub trait WholeArguments {
+    type Inner;
+    fn wrap(inner: Self::Inner) -> Self;
+}
+
+impl<T> WholeArguments for Args<T> {
+    type Inner = T;
+
+    #[inline]
+    fn wrap(inner: T) -> Self {
+        Args(inner)
+    }
+}
+
+/// A tool's result into a response by autoref specialization:
+/// `(&&OutputWrap::new(v)).__toolbox_respond()` keeps a `ToolResponse` as
+/// is (decided by the type, whatever it is called where it is used) and
+/// serializes anything else.
+pub struct OutputWrap<T>(Cell<Option<T>>);
+
+impl<T> OutputWrap<T> {
+    #[inline]
+    pub fn new(value: T) -> Self {
+        OutputWrap(Cell::new(Some(value)))
+    }
+}
+
+pub trait RespondViaResponse {
+    fn __toolbox_respond(&self) -> DispatchResult;
+}
+
+impl RespondViaResponse for &&OutputWrap<ToolResponse> {
+    #[inline]
+    fn __toolbox_respond(&self) -> DispatchResult {
+        match self.0.take() {
+            Some(response) => Ok(response),
+            None => unreachable!("an OutputWrap is converted once"),
+        }
+    }
+}
+
+pub trait RespondViaSerialize {
+    fn __toolbox_respond(&self) -> DispatchResult;
+}
+
+impl<T: serde::Serialize> RespondViaSerialize for &OutputWrap<T> {
+    #[inline]
+    fn __toolbox_respond(&self) -> DispatchResult {
+        let value = self.0.take();
+        match &value {
+            Some(value) => ToolResponse::from_output(value),
+            None => unreachable!("an OutputWrap is converted once"),
+        }
+    }
+}
+
+/// Chosen only when the result type is neither a `ToolResponse` nor
+/// `Serialize`: the spanned `assert_output` check has already failed the
+/// build with its one error, so this never runs.
+pub trait RespondViaNothing {
+    fn __toolbox_respond(&self) -> DispatchResult;
+}
+
+impl<T> RespondViaNothing for OutputWrap<T> {
+    fn __toolbox_respond(&self) -> DispatchResult {
+        unreachable!("a tool result that is not `Serialize` does not compile")
+    }
+}

@@ -1,196 +1,104 @@
-//! The attributes: `#[tool_box(..)]`, `#[tool(..)]`, `#[arg(..)]`,
-//! `#[args]`, `#[inject]`. Every unknown key is an error spanned on the key.
+//! The attributes, read by darling: `#[tool_box(..)]`, `#[tool(..)]` and
+//! `#[arg(..)]`. darling reports an unknown key with the closest known one
+//! ("Did you mean `read_only`?"), a key given twice, and a value of the
+//! wrong kind, each spanned on its cause.
 
+use darling::ast::NestedMeta;
+use darling::util::{Flag, Override};
+use darling::FromMeta;
 use proc_macro2::{Span, TokenStream};
-use syn::meta::ParseNestedMeta;
-use syn::parse::Parser;
-use syn::{Attribute, Expr, LitStr, Path};
+use syn::{Attribute, Expr, Lit, LitStr, Path};
 
-/// Collects every error, so one mistake does not hide the next.
-#[derive(Default)]
-pub struct Errors(Vec<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        self.0.push(error);
-    }
-
-    pub fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.0.push(syn::Error::new(span, message));
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn to_compile_errors(&self) -> TokenStream {
-        self.0.iter().map(syn::Error::to_compile_error).collect()
-    }
-}
-
-/// `#[tool_box(name = "…", crate = path)]` and the `crate = path` of `#[tool]`.
-#[derive(Default)]
-pub struct BoxAttr {
+/// `#[tool_box(name = "…", crate = path)]`.
+#[derive(Default, FromMeta)]
+#[darling(default)]
+pub struct BoxArgs {
+    /// The box's name (default: the type's or module's name, snake_case).
     pub name: Option<LitStr>,
+    /// Where the `toolbox` crate is (default: `::toolbox`).
+    #[darling(rename = "crate")]
     pub krate: Option<Path>,
 }
 
 /// `#[tool(..)]`.
-#[derive(Default)]
-pub struct ToolAttr {
+#[derive(Default, FromMeta)]
+#[darling(default)]
+pub struct ToolArgs {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
     pub title: Option<LitStr>,
-    pub read_only: Option<Span>,
-    pub destructive: Option<Span>,
-    pub idempotent: Option<Span>,
-    pub open_world: Option<Span>,
-    pub timeout: Option<(u64, Span)>,
+    pub read_only: Flag,
+    pub destructive: Flag,
+    pub idempotent: Flag,
+    pub open_world: Flag,
+    pub timeout: Option<Timeout>,
+    #[darling(rename = "crate")]
     pub krate: Option<Path>,
 }
 
-/// `#[arg(..)]`.
-#[derive(Default)]
-pub struct ArgAttr {
+/// `#[arg(..)]` on a parameter.
+#[derive(Default, FromMeta)]
+#[darling(default)]
+pub struct ArgArgs {
     pub description: Option<LitStr>,
-    pub default: Option<ArgDefault>,
+    /// `default` (the type's `Default`) or `default = expr`.
+    pub default: Option<Override<DefaultExpr>>,
     pub rename: Option<LitStr>,
-    pub span: Option<Span>,
 }
 
-pub enum ArgDefault {
-    Trait,
-    Expr(Box<Expr>),
-}
+/// A default's expression, taken as written (a string literal stays one).
+pub struct DefaultExpr(pub Expr);
 
-fn unknown(meta: &ParseNestedMeta<'_>, attribute: &str, known: &str) -> syn::Error {
-    let key = meta
-        .path
-        .get_ident()
-        .map_or_else(|| "this key".to_owned(), |i| format!("`{i}`"));
-    meta.error(format!(
-        "unknown key {key} in `#[{attribute}]`; expected one of: {known}"
-    ))
-}
-
-fn set_once<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
-    if slot.is_some() {
-        errors.push(meta.error("this key is given twice"));
+impl FromMeta for DefaultExpr {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        Ok(DefaultExpr(expr.clone()))
     }
-    *slot = Some(value);
 }
 
-pub fn parse_box_attr(tokens: TokenStream, errors: &mut Errors) -> BoxAttr {
-    let mut attr = BoxAttr::default();
-    let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("name") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut attr.name, value, &meta, errors);
-        } else if meta.path.is_ident("crate") {
-            let value: Path = meta.value()?.parse()?;
-            set_once(&mut attr.krate, value, &meta, errors);
-        } else {
-            return Err(unknown(&meta, "tool_box", "`name`, `crate`"));
+/// `timeout = "5s"`, in milliseconds, with the literal's span.
+pub struct Timeout {
+    pub millis: u64,
+    pub span: Span,
+}
+
+impl FromMeta for Timeout {
+    fn from_value(value: &Lit) -> darling::Result<Self> {
+        let Lit::Str(text) = value else {
+            return Err(darling::Error::unexpected_lit_type(value));
+        };
+        match parse_duration(&text.value()) {
+            Some(millis) => Ok(Timeout {
+                millis,
+                span: text.span(),
+            }),
+            None => Err(darling::Error::custom(
+                "a timeout is a positive whole number with a unit: \"250ms\", \"5s\", \"2m\" or \"1h\"",
+            )
+            .with_span(text)),
         }
-        Ok(())
-    });
-    if let Err(error) = parser.parse2(tokens) {
-        errors.push(error);
     }
-    attr
 }
 
-const TOOL_KEYS: &str = "`name`, `description`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout`, `crate`";
-
-pub fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
-    let mut attr = ToolAttr::default();
-    let parser = syn::meta::parser(|meta| {
-        let path = &meta.path;
-        if path.is_ident("name") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut attr.name, value, &meta, errors);
-        } else if path.is_ident("description") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut attr.description, value, &meta, errors);
-        } else if path.is_ident("title") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut attr.title, value, &meta, errors);
-        } else if path.is_ident("read_only") {
-            set_once(&mut attr.read_only, path_span(path), &meta, errors);
-        } else if path.is_ident("destructive") {
-            set_once(&mut attr.destructive, path_span(path), &meta, errors);
-        } else if path.is_ident("idempotent") {
-            set_once(&mut attr.idempotent, path_span(path), &meta, errors);
-        } else if path.is_ident("open_world") {
-            set_once(&mut attr.open_world, path_span(path), &meta, errors);
-        } else if path.is_ident("timeout") {
-            let value: LitStr = meta.value()?.parse()?;
-            match parse_duration(&value.value()) {
-                Some(millis) => set_once(&mut attr.timeout, (millis, value.span()), &meta, errors),
-                None => errors.at(
-                    value.span(),
-                    "a timeout is a positive whole number with a unit: \"250ms\", \"5s\", \"2m\" or \"1h\"",
-                ),
-            }
-        } else if path.is_ident("crate") {
-            let value: Path = meta.value()?.parse()?;
-            set_once(&mut attr.krate, value, &meta, errors);
-        } else {
-            return Err(unknown(&meta, "tool", TOOL_KEYS));
-        }
-        Ok(())
-    });
-    if let Err(error) = parser.parse2(tokens) {
-        errors.push(error);
+/// Reads an attribute macro's own arguments (`#[tool(…)]` on a free
+/// function, `#[tool_box(…)]`).
+pub fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling::Result<T> {
+    if tokens.is_empty() {
+        return Ok(T::default());
     }
-    attr
+    let items = NestedMeta::parse_meta_list(tokens)?;
+    T::from_list(&items)
 }
 
-/// `#[tool]` / `#[tool(..)]` inside a `#[tool_box]`.
-pub fn parse_tool_attribute(attribute: &Attribute, errors: &mut Errors) -> ToolAttr {
+/// Reads an inner attribute: `#[tool]` / `#[tool(…)]`, `#[arg(…)]`.
+pub fn from_attribute<T: FromMeta + Default>(attribute: &Attribute) -> darling::Result<T> {
     match &attribute.meta {
-        syn::Meta::Path(_) => ToolAttr::default(),
-        syn::Meta::List(list) => parse_tool_attr(list.tokens.clone(), errors),
-        syn::Meta::NameValue(nv) => {
-            errors.at(
-                path_span(&nv.path),
-                "write `#[tool]` or `#[tool(key = value, ..)]`",
-            );
-            ToolAttr::default()
-        }
-    }
-}
-
-pub fn parse_arg_attr(attribute: &Attribute, into: &mut ArgAttr, errors: &mut Errors) {
-    into.span.get_or_insert(path_span(attribute.path()));
-    let syn::Meta::List(list) = &attribute.meta else {
-        errors.at(
-            path_span(attribute.path()),
-            "write `#[arg(description = \"…\")]`, `#[arg(default)]`, `#[arg(default = expr)]` or `#[arg(rename = \"…\")]`",
-        );
-        return;
-    };
-    let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("description") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut into.description, value, &meta, errors);
-        } else if meta.path.is_ident("rename") {
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(&mut into.rename, value, &meta, errors);
-        } else if meta.path.is_ident("default") {
-            let default = if meta.input.peek(syn::Token![=]) {
-                ArgDefault::Expr(Box::new(meta.value()?.parse()?))
-            } else {
-                ArgDefault::Trait
-            };
-            set_once(&mut into.default, default, &meta, errors);
-        } else {
-            return Err(unknown(&meta, "arg", "`description`, `default`, `rename`"));
-        }
-        Ok(())
-    });
-    if let Err(error) = parser.parse2(list.tokens.clone()) {
-        errors.push(error);
+        syn::Meta::Path(_) => Ok(T::default()),
+        syn::Meta::List(list) => from_tokens(list.tokens.clone()),
+        syn::Meta::NameValue(_) => Err(darling::Error::custom(format!(
+            "write `#[{0}]` or `#[{0}(key = value, ..)]`",
+            path_text(attribute.path())
+        ))
+        .with_span(attribute.path())),
     }
 }
 
@@ -198,26 +106,20 @@ pub fn parse_arg_attr(attribute: &Attribute, into: &mut ArgAttr, errors: &mut Er
 /// `toolbox_macros::tool` or `toolbox::prelude::tool`, never any other
 /// crate's attribute that happens to end in `tool`.
 pub fn is_tool_attribute(attribute: &Attribute) -> bool {
-    let segments: Vec<String> = attribute
-        .path()
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let text = path_text(attribute.path());
     matches!(
-        segments.as_slice(),
-        ["tool"]
-            | ["toolbox", "tool"]
-            | ["toolbox_macros", "tool"]
-            | ["toolbox", "prelude", "tool"]
+        text.as_str(),
+        "tool" | "toolbox::tool" | "toolbox_macros::tool" | "toolbox::prelude::tool"
     )
 }
 
-pub fn path_span(path: &Path) -> Span {
+/// A path as written, without spaces or a leading `::`.
+pub fn path_text(path: &Path) -> String {
     path.segments
-        .last()
-        .map_or_else(Span::call_site, |s| s.ident.span())
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
 }
 
 /// "250ms", "5s", "2m", "1h" into milliseconds.

@@ -1,28 +1,32 @@
 //! `#[tool]` and `#[tool_box]`: tools from ordinary Rust functions and impl
-//! blocks. Use them through the `toolbox` facade, whose documentation
-//! describes the attributes; this crate holds only the expansion.
+//! blocks. Use them through the `toolbox` facade (`toolbox::tool`,
+//! `toolbox::tool_box`, both in `toolbox::prelude`).
+//!
+//! The crate reads in stages, like `thiserror`: [`attr`](crate) (darling
+//! structs for every attribute), `ast` (the tools, with every span), `valid`
+//! (every rule, errors accumulated so one mistake does not hide the next),
+//! `expand` (the impl) and `fallback` (a stand-in impl when there are
+//! errors, so only the real error shows).
 
+mod ast;
 mod attr;
+mod case;
 mod doc;
 mod expand;
-mod model;
-mod validate;
+mod fallback;
+mod item;
+mod valid;
 
 use proc_macro::TokenStream;
 
-/// Makes a free function a tool, or marks a method of a `#[tool_box]` impl
-/// block (or a function of a `#[tool_box]` module) as one.
-///
-/// On a free function `fn get_weather(..)`, the function stays as written and
-/// a unit struct `GetWeatherTool` is added: a one-tool box.
+#[doc = include_str!("../docs/tool.md")]
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::tool_fn::expand(attr.into(), item.into()).into()
+    item::tool(attr.into(), item.into()).into()
 }
 
-/// Makes an inherent impl block or an inline module a box: every `#[tool]`
-/// method (or function) in it becomes one of its tools.
+#[doc = include_str!("../docs/tool_box.md")]
 #[proc_macro_attribute]
 pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::tool_box::expand(attr.into(), item.into()).into()
+    item::tool_box(attr.into(), item.into()).into()
 }

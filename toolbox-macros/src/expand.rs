@@ -1,56 +1,68 @@
 //! Code generation: one argument struct per tool (deriving `Deserialize`
 //! and `JsonSchema`, so the schema and the deserializer cannot disagree),
-//! and one `ToolBox` impl per box routing names with a `match`.
+//! and one `ToolBox` impl per box routing names with a `match`. One path
+//! serves impl blocks, inline modules and free functions.
 
-pub mod tool_box;
-pub mod tool_fn;
-
+use darling::util::Override;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{Generics, Path, Type};
+use syn::{Generics, Type};
 
-use crate::attr::ArgDefault;
-use crate::model::{Output, ParamKind, ToolFn};
+use crate::ast::{Output, ParamKind, Tool};
 
 /// What the generated impl is for and how it calls the tools.
-pub struct BoxTarget<'a> {
+pub struct BoxTarget {
     pub krate: TokenStream,
     pub self_ty: TokenStream,
-    pub generics: &'a Generics,
+    pub generics: Generics,
     pub name: String,
     pub description: Option<String>,
-    /// `true`: tools are `&self` methods or associated fns of `Self`.
-    pub methods: bool,
 }
 
-pub fn default_krate(krate: Option<&Path>) -> TokenStream {
-    match krate {
+impl BoxTarget {
+    /// The impl's generics, with `Self: Send + Sync` when it has any.
+    pub fn impl_generics(&self) -> Generics {
+        let mut generics = self.generics.clone();
+        if !generics.params.is_empty() {
+            let self_ty = &self.self_ty;
+            generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync));
+        }
+        generics
+    }
+}
+
+/// `::toolbox`, or the path given with `crate = …`.
+pub fn krate(path: Option<&syn::Path>) -> TokenStream {
+    match path {
         Some(path) => path.to_token_stream(),
         None => quote!(::toolbox),
     }
 }
 
-fn args_struct_ident(tool: &ToolFn) -> syn::Ident {
+fn args_struct_ident(tool: &Tool) -> syn::Ident {
     format_ident!(
         "__toolbox_args_{}",
-        tool.ident.to_string().trim_start_matches("r#")
+        tool.sig.ident.to_string().trim_start_matches("r#")
     )
 }
 
 /// The generated argument struct (or none for `#[args]` / `Args<T>`), and
 /// the type the arguments deserialize into.
-fn args_struct(tool: &ToolFn, krate: &TokenStream) -> (TokenStream, TokenStream) {
+fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
     if let Some((param, wrapped)) = tool.params.iter().find_map(|p| match &p.kind {
         ParamKind::Whole { wrapped } => Some((p, wrapped)),
         _ => None,
     }) {
         let ty = wrapped.as_ref().unwrap_or(&param.ty);
-        return (TokenStream::new(), quote!(#ty));
+        return (TokenStream::new(), quote_spanned!(ty.span()=> #ty));
     }
     let ident = args_struct_ident(tool);
-    let serde_path = format!("{}::__private::serde", krate).replace(' ', "");
-    let schemars_path = format!("{}::__private::schemars", krate).replace(' ', "");
+    let serde_path = format!("{krate}::__private::serde").replace(' ', "");
+    let schemars_path = format!("{krate}::__private::schemars").replace(' ', "");
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     for param in &tool.params {
@@ -72,10 +84,11 @@ fn args_struct(tool: &ToolFn, krate: &TokenStream) -> (TokenStream, TokenStream)
             attrs.push(quote!(#[serde(rename = #rename)]));
         }
         match default {
-            Some(ArgDefault::Trait) => attrs.push(quote!(#[serde(default)])),
-            Some(ArgDefault::Expr(expr)) => {
+            Some(Override::Inherit) => attrs.push(quote!(#[serde(default)])),
+            Some(Override::Explicit(expr)) => {
+                let expr = &expr.0;
                 // Length-prefixed, so `a_b` + `c` and `a` + `b_c` differ.
-                let tool_name = tool.ident.to_string();
+                let tool_name = tool.sig.ident.to_string();
                 let tool_name = tool_name.trim_start_matches("r#");
                 let function = format_ident!(
                     "__toolbox_default_{}_{}_{}",
@@ -105,75 +118,81 @@ fn args_struct(tool: &ToolFn, krate: &TokenStream) -> (TokenStream, TokenStream)
     (definition, quote!(#ident))
 }
 
-fn output_schema(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
-    let ty = match &tool.output {
-        Output::Value(ty) => ty,
-        Output::Result {
-            ok,
-            ok_is_response: false,
-        } => ok,
-        _ => return quote!(::core::option::Option::None),
-    };
-    quote! {
-        (&&#krate::__private::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
+/// The type a tool's result is described by: the value, or the ok type of
+/// a `Result` (no schema for `()`, `impl Trait` or a `ToolResponse`).
+fn output_type(tool: &Tool) -> Option<&Type> {
+    match &tool.output {
+        Output::Value(ty) | Output::Result(ty) => Some(ty),
+        Output::Unit | Output::Opaque => None,
     }
 }
 
-fn specification(tool: &ToolFn, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
+fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
     let name = &tool.name;
     let description = tool.description.clone().unwrap_or_default();
-    let title = match &tool.title {
+    let title = match &tool.args.title {
         Some(title) => quote!(::core::option::Option::Some(::std::string::String::from(#title))),
         None => quote!(::core::option::Option::None),
     };
-    let flag = |on: bool| {
-        if on {
+    let flag = |flag: &darling::util::Flag| {
+        if flag.is_present() {
             quote!(::core::option::Option::Some(true))
         } else {
             quote!(::core::option::Option::None)
         }
     };
     let (read_only, destructive, idempotent, open_world) = (
-        flag(tool.read_only),
-        flag(tool.destructive),
-        flag(tool.idempotent),
-        flag(tool.open_world),
+        flag(&tool.args.read_only),
+        flag(&tool.args.destructive),
+        flag(&tool.args.idempotent),
+        flag(&tool.args.open_world),
     );
-    let output = output_schema(tool, krate);
+    // Spanned on the type, so a whole-object type without a schema is
+    // reported on its parameter.
+    let parameters = quote_spanned!(args_ty.span()=> #krate::__private::parameters::<#args_ty>());
+    let output = match output_type(tool) {
+        Some(ty) => quote! {
+            (&&#krate::__private::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
+        },
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #krate::__private::ToolSpecification {
             name: ::std::string::String::from(#name),
             title: #title,
             description: ::std::string::String::from(#description),
-            parameters: #krate::__private::parameters::<#args_ty>(),
+            parameters: #parameters,
             output_schema: #output,
             annotations: #krate::__private::annotations(#read_only, #destructive, #idempotent, #open_world),
         }
     }
 }
 
-/// One spanned bound check per argument type, emitted before the argument
-/// structs so the first error a user reads names the parameter.
-fn argument_checks(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
-    let checks = tool.params.iter().filter_map(|param| {
+/// One spanned bound check per argument and output type, so the error a
+/// user reads names the parameter (or the return type), not the macro.
+fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
+    let private = quote!(#krate::__private);
+    let mut checks = Vec::new();
+    for param in &tool.params {
         let ty = match &param.kind {
             ParamKind::Arg { .. } | ParamKind::Whole { wrapped: None } => &param.ty,
             ParamKind::Whole {
                 wrapped: Some(inner),
             } => inner,
-            _ => return None,
+            _ => continue,
         };
-        Some(quote_spanned! {ty.span()=> #krate::__private::assert_argument::<#ty>(); })
-    });
+        checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
+    }
+    if let Some(ty) = output_type(tool) {
+        checks.push(quote_spanned! {ty.span()=> #private::assert_output::<#ty>(); });
+    }
     quote!(#(#checks)*)
 }
 
 /// The `match` arm that runs one tool.
-fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) -> TokenStream {
-    let krate = &target.krate;
+fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
     let private = quote!(#krate::__private);
     let name = &tool.name;
-    let mut checks = Vec::new();
     let mut prepare = Vec::new();
     let mut call_args = Vec::new();
     for (index, param) in tool.params.iter().enumerate() {
@@ -183,21 +202,20 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
                 let field = &param.ident;
                 call_args.push(quote!(__args.#field));
             }
-            ParamKind::Whole { wrapped } => match wrapped {
-                Some(inner) => {
-                    checks.push(
-                        quote_spanned! {inner.span()=> #private::assert_argument::<#inner>(); },
-                    );
-                    call_args.push(quote!(#private::Args(__args)));
-                }
-                None => {
-                    checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
-                    call_args.push(quote!(__args));
-                }
-            },
-            ParamKind::Context { by_ref: true } => call_args.push(quote!(ctx)),
-            ParamKind::Context { by_ref: false } => {
-                call_args.push(quote!(::core::clone::Clone::clone(ctx)))
+            ParamKind::Whole { wrapped: Some(_) } => call_args.push(
+                quote_spanned! {ty.span()=> <#ty as #private::WholeArguments>::wrap(__args) },
+            ),
+            ParamKind::Whole { wrapped: None } => call_args.push(quote!(__args)),
+            ParamKind::Context { by_ref } => {
+                let referent = match ty {
+                    Type::Reference(reference) if *by_ref => &*reference.elem,
+                    ty => ty,
+                };
+                call_args.push(if *by_ref {
+                    quote_spanned! {referent.span()=> <#referent as #private::IsContext>::borrowed(ctx) }
+                } else {
+                    quote_spanned! {referent.span()=> <#referent as #private::IsContext>::owned(ctx) }
+                });
             }
             ParamKind::Inject => {
                 let local = format_ident!("__inject_{}", index);
@@ -216,23 +234,22 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
             }
         }
     }
-    let function = &tool.ident;
-    let call = if tool.has_receiver {
+    let function = &tool.sig.ident;
+    let call = if tool.has_receiver() {
         quote!(self.#function(#(#call_args),*))
-    } else if target.methods {
+    } else if tool.site == crate::ast::Site::Method {
         quote!(Self::#function(#(#call_args),*))
     } else {
         quote!(#function(#(#call_args),*))
     };
+    let respond =
+        |value: TokenStream| quote!((&&&#private::OutputWrap::new(#value)).__toolbox_respond());
     let convert = match &tool.output {
-        Output::Unit | Output::Value(_) | Output::Opaque => quote!(#private::output(&__out)),
-        Output::Response => quote!(::core::result::Result::Ok(__out)),
-        Output::Result { ok_is_response, .. } => {
-            let ok = if *ok_is_response {
-                quote!(::core::result::Result::Ok(value))
-            } else {
-                quote!(#private::output(&value))
-            };
+        Output::Unit | Output::Value(_) => respond(quote!(__out)),
+        // No type to check ahead: `Serialize` is required right here.
+        Output::Opaque => quote!(#private::output(&__out)),
+        Output::Result(_) => {
+            let ok = respond(quote!(value));
             quote! {
                 match __out {
                     ::core::result::Result::Ok(value) => #ok,
@@ -243,21 +260,14 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
             }
         }
     };
-    if let Output::Value(ty)
-    | Output::Result {
-        ok: ty,
-        ok_is_response: false,
-    } = &tool.output
-    {
-        checks.push(quote_spanned! {ty.span()=> #private::assert_output::<#ty>(); });
-    }
-    let run = if tool.is_async {
+    let run = if tool.sig.asyncness.is_some() {
         let body = quote!(async move {
             let __out = __call.await;
             #convert
         });
-        match tool.timeout_ms {
-            Some(ms) => {
+        match &tool.args.timeout {
+            Some(timeout) => {
+                let ms = timeout.millis;
                 quote!(#private::DispatchFuture::new(#private::with_timeout(#private::millis(#ms), #body)))
             }
             None => quote!(#private::DispatchFuture::new(#body)),
@@ -270,7 +280,6 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
     };
     quote! {
         #name => {
-            if false { #(#checks)* }
             let __args: #args_ty = match #private::Arguments::deserialize::<#args_ty>(arguments) {
                 ::core::result::Result::Ok(args) => args,
                 ::core::result::Result::Err(error) => {
@@ -286,32 +295,22 @@ fn dispatch_arm(tool: &ToolFn, args_ty: &TokenStream, target: &BoxTarget<'_>) ->
 
 /// The generated items for one box: argument structs, the `ToolBox` and
 /// `NamedToolBox` impls, inside one `const _` block.
-pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
+pub fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     let krate = &target.krate;
     let private = quote!(#krate::__private);
     let self_ty = &target.self_ty;
-    let mut generics = target.generics.clone();
-    if !generics.params.is_empty() {
-        let self_ty = &target.self_ty;
-        generics
-            .make_where_clause()
-            .predicates
-            .push(syn::parse_quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync));
-    }
+    let generics = target.impl_generics();
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let mut structs = Vec::new();
     let mut specs = Vec::new();
     let mut arms = Vec::new();
     let mut check_arms = Vec::new();
-    let checks: Vec<TokenStream> = tools
-        .iter()
-        .map(|tool| argument_checks(tool, krate))
-        .collect();
+    let checks: Vec<TokenStream> = tools.iter().map(|tool| type_checks(tool, krate)).collect();
     for tool in tools {
         let (definition, args_ty) = args_struct(tool, krate);
         structs.push(definition);
         specs.push(specification(tool, &args_ty, krate));
-        arms.push(dispatch_arm(tool, &args_ty, target));
+        arms.push(dispatch_arm(tool, &args_ty, krate));
         let name = &tool.name;
         check_arms.push(quote!(#name => #private::check::<#args_ty>(arguments),));
     }
@@ -356,10 +355,11 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
             #[allow(unused_imports)]
             use #private::{
                 ErrViaBoxError as _, ErrViaDisplay as _, ErrViaToolError as _, SchemaViaJsonSchema as _,
-                SchemaViaNothing as _,
+                SchemaViaNothing as _, RespondViaResponse as _, RespondViaSerialize as _,
+                RespondViaNothing as _,
             };
 
-            fn __toolbox_argument_checks() {
+            fn __toolbox_type_checks() {
                 #(#checks)*
             }
 
@@ -421,17 +421,4 @@ pub fn generate(target: &BoxTarget<'_>, tools: &[ToolFn]) -> TokenStream {
             }
         };
     }
-}
-
-/// A type that names `generic`, used to refuse parameter types that depend
-/// on the impl's generic parameters.
-pub fn mentions(ty: &Type, generic: &syn::Ident) -> bool {
-    fn walk(tokens: TokenStream, generic: &syn::Ident) -> bool {
-        tokens.into_iter().any(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => ident == *generic,
-            proc_macro2::TokenTree::Group(group) => walk(group.stream(), generic),
-            _ => false,
-        })
-    }
-    walk(ty.to_token_stream(), generic)
 }

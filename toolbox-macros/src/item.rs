@@ -1,0 +1,294 @@
+//! The items the macros go on, read in stages: the attribute (`attr`), the
+//! tools (`ast`), every rule (`valid`), then the impl (`expand`) or, when
+//! anything was reported, the stand-in (`fallback`). Impl blocks and inline
+//! modules share one path; a free `#[tool]` is a box of one.
+
+use darling::error::Accumulator;
+use darling::Error;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Attribute, Generics, ImplItem, Item, ItemFn, ItemImpl, ItemMod, Signature, Type};
+
+use crate::ast::{Site, Tool};
+use crate::attr::{self, BoxArgs, ToolArgs};
+use crate::expand::{self, BoxTarget};
+use crate::valid::{self, at};
+use crate::{case, doc, fallback};
+
+/// What `#[tool_box]` goes on.
+enum Container {
+    Impl(ItemImpl),
+    Mod(ItemMod),
+}
+
+impl Container {
+    fn site(&self) -> Site {
+        match self {
+            Container::Impl(_) => Site::Method,
+            Container::Mod(_) => Site::Module,
+        }
+    }
+
+    /// Every function of the container, with its attributes.
+    fn functions(&mut self) -> Vec<(&mut Vec<Attribute>, &mut Signature)> {
+        match self {
+            Container::Impl(block) => block
+                .items
+                .iter_mut()
+                .filter_map(|item| match item {
+                    ImplItem::Fn(method) => Some((&mut method.attrs, &mut method.sig)),
+                    _ => None,
+                })
+                .collect(),
+            Container::Mod(module) => module
+                .content
+                .iter_mut()
+                .flat_map(|(_, items)| items.iter_mut())
+                .filter_map(|item| match item {
+                    Item::Fn(function) => Some((&mut function.attrs, &mut function.sig)),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The rules of the container itself, and its default box name.
+    fn default_name(&self, errors: &mut Accumulator) -> String {
+        match self {
+            Container::Impl(block) => {
+                if let Some((path, _)) = &block.trait_ {
+                    errors.push(at(
+                        path.span(),
+                        "`#[tool_box]` goes on an inherent impl block (`impl Weather { .. }`), not on a trait impl",
+                    ));
+                }
+                match &*block.self_ty {
+                    Type::Path(path) => path
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| case::snake_case(&s.ident.to_string()))
+                        .unwrap_or_default(),
+                    other => {
+                        errors.push(at(
+                            other.span(),
+                            "name this box: `#[tool_box(name = \"…\")]`",
+                        ));
+                        String::new()
+                    }
+                }
+            }
+            Container::Mod(module) => module.ident.to_string().trim_start_matches("r#").to_owned(),
+        }
+    }
+
+    fn no_tools(&self) -> Error {
+        match self {
+            Container::Impl(block) => at(
+                block.impl_token.span,
+                "this `#[tool_box]` has no tools: mark methods with `#[tool]`",
+            ),
+            Container::Mod(module) => at(
+                module.ident.span(),
+                "this `#[tool_box]` module has no tools: mark functions with `#[tool]`",
+            ),
+        }
+    }
+
+    fn description(&self) -> Option<String> {
+        let attrs = match self {
+            Container::Impl(block) => &block.attrs,
+            Container::Mod(module) => &module.attrs,
+        };
+        doc::description(&doc::lines(attrs))
+    }
+
+    fn self_ty(&self) -> TokenStream {
+        match self {
+            Container::Impl(block) => block.self_ty.to_token_stream(),
+            Container::Mod(_) => quote!(Tools),
+        }
+    }
+
+    fn generics(&self) -> Generics {
+        match self {
+            Container::Impl(block) => block.generics.clone(),
+            Container::Mod(_) => Generics::default(),
+        }
+    }
+
+    /// The item as written (tool attributes read), with `generated` beside
+    /// it; a module gains its `Tools` type and keeps the impl inside.
+    fn emit(self, name: &str, generated: TokenStream) -> TokenStream {
+        match self {
+            Container::Impl(block) => quote!(#block #generated),
+            Container::Mod(mut module) => {
+                let doc = format!("The `#[tool]` functions of this module as one box, `{name}`.");
+                if let Some((_, items)) = &mut module.content {
+                    items.push(syn::parse_quote! {
+                        #[doc = #doc]
+                        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                        pub struct Tools;
+                    });
+                    items.push(Item::Verbatim(generated));
+                }
+                module.into_token_stream()
+            }
+        }
+    }
+}
+
+fn first_span(item: &TokenStream) -> Span {
+    item.clone()
+        .into_iter()
+        .find(|token| !matches!(token, proc_macro2::TokenTree::Punct(p) if p.as_char() == '#'))
+        .map_or_else(Span::call_site, |token| token.span())
+}
+
+/// The errors as `compile_error!`s, before `item`.
+fn failed(errors: Accumulator, item: impl ToTokens) -> TokenStream {
+    let errors = match errors.finish() {
+        Ok(()) => TokenStream::new(),
+        Err(error) => error.write_errors(),
+    };
+    quote!(#errors #item)
+}
+
+/// `#[tool_box]` on an impl block or an inline module.
+pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Error::accumulator();
+    let args: BoxArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
+    let mut container = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Impl(block)) => Container::Impl(block),
+        Ok(Item::Mod(module)) if module.content.is_some() => Container::Mod(module),
+        Ok(Item::Mod(module)) => {
+            errors.push(at(
+                module.ident.span(),
+                "`#[tool_box]` needs the module's items inline (`mod crm { .. }`), not in another file",
+            ));
+            return failed(errors, module);
+        }
+        _ => {
+            errors.push(at(
+                first_span(&item),
+                "`#[tool_box]` goes on an inherent impl block or an inline module",
+            ));
+            return failed(errors, item);
+        }
+    };
+    let site = container.site();
+    let mut tools = Vec::new();
+    for (attrs, sig) in container.functions() {
+        let Some(position) = attrs.iter().position(attr::is_tool_attribute) else {
+            continue;
+        };
+        let attribute = attrs.remove(position);
+        if let Some(second) = attrs.iter().find(|a| attr::is_tool_attribute(a)) {
+            errors.push(at(
+                second.span(),
+                "`#[tool]` is given twice on this function",
+            ));
+        }
+        let args: ToolArgs = errors
+            .handle(attr::from_attribute(&attribute))
+            .unwrap_or_default();
+        tools.push(Tool::read(site, attrs, args, sig, &mut errors));
+        // A tool's parameters mirror a JSON object; many of them is normal.
+        attrs.push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
+    }
+    let default_name = container.default_name(&mut errors);
+    let name = match &args.name {
+        Some(name) => {
+            valid::name(&name.value(), name.span(), "box", &mut errors);
+            name.value()
+        }
+        None => default_name,
+    };
+    for tool in &tools {
+        valid::tool(tool, &mut errors);
+    }
+    valid::tools(&tools, &mut errors);
+    valid::generic_arguments(&container.generics(), &tools, &mut errors);
+    if tools.is_empty() {
+        errors.push(container.no_tools());
+    }
+    let target = BoxTarget {
+        krate: expand::krate(args.krate.as_ref()),
+        self_ty: container.self_ty(),
+        generics: container.generics(),
+        name: name.clone(),
+        description: container.description(),
+    };
+    match errors.finish() {
+        Ok(()) => {
+            let generated = expand::generate(&target, &tools);
+            container.emit(&name, generated)
+        }
+        Err(error) => {
+            let errors = error.write_errors();
+            let stand_in = fallback::stand_in(&target);
+            let item = container.emit(&name, stand_in);
+            quote!(#errors #item)
+        }
+    }
+}
+
+/// `#[tool]` on a free function: the function stays as written, and a unit
+/// struct `{CamelName}Tool` becomes a one-tool box for it.
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Error::accumulator();
+    let args: ToolArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
+    let mut function: ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(_) => {
+            errors.push(at(
+                first_span(&item),
+                "`#[tool]` goes on a function (or on a method inside a `#[tool_box]` impl block)",
+            ));
+            return failed(errors, item);
+        }
+    };
+    let krate = expand::krate(args.krate.as_ref());
+    let attrs = function.attrs.clone();
+    let tool = Tool::read(Site::Free, &attrs, args, &mut function.sig, &mut errors);
+    valid::tool(&tool, &mut errors);
+    if tool.has_receiver() {
+        // A method: no `{Name}Tool` can call it.
+        return failed(errors, function);
+    }
+    function
+        .attrs
+        .push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
+    let vis = &function.vis;
+    let struct_ident = format_ident!("{}Tool", case::camel_case(&function.sig.ident.to_string()));
+    let doc = format!(
+        "The `#[tool]` function [`{0}`] as a box with one tool, `{1}`.",
+        function.sig.ident, tool.name
+    );
+    let target = BoxTarget {
+        krate,
+        self_ty: quote!(#struct_ident),
+        generics: Generics::default(),
+        name: tool.name.clone(),
+        description: tool.description.clone(),
+    };
+    let (errors, generated) = match errors.finish() {
+        Ok(()) => (
+            TokenStream::new(),
+            expand::generate(&target, std::slice::from_ref(&tool)),
+        ),
+        Err(error) => (error.write_errors(), fallback::stand_in(&target)),
+    };
+    quote! {
+        #errors
+
+        #function
+
+        #[doc = #doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #struct_ident;
+
+        #generated
+    }
+}
