@@ -209,14 +209,11 @@ impl IsContext for Context {
     label = "a parameter of a type named `Args<T>` takes the whole argument object as toolbox's `Args<T>`",
     note = "to take this parameter from the model's arguments as one field, mark it `#[arg]`; for the whole object as your own type, mark it `#[args]`"
 )]
-pub trait WholeArguments {
-    type Inner;
-    fn wrap(inner: Self::Inner) -> Self;
+pub trait WholeArguments<T> {
+    fn wrap(inner: T) -> Self;
 }
 
-impl<T> WholeArguments for Args<T> {
-    type Inner = T;
-
+impl<T> WholeArguments<T> for Args<T> {
     #[inline]
     fn wrap(inner: T) -> Self {
         Args(inner)

@@ -203,7 +203,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
                 call_args.push(quote!(__args.#field));
             }
             ParamKind::Whole { wrapped: Some(_) } => call_args.push(
-                quote_spanned! {ty.span()=> <#ty as #private::WholeArguments>::wrap(__args) },
+                quote_spanned! {ty.span()=> <#ty as #private::WholeArguments<_>>::wrap(__args) },
             ),
             ParamKind::Whole { wrapped: None } => call_args.push(quote!(__args)),
             ParamKind::Context { by_ref } => {

@@ -184,9 +184,10 @@ pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         };
         let attribute = attrs.remove(position);
-        if let Some(second) = attrs.iter().find(|a| attr::is_tool_attribute(a)) {
+        while let Some(second) = attrs.iter().position(attr::is_tool_attribute) {
+            let second = attrs.remove(second);
             errors.push(at(
-                second.span(),
+                second.path().span(),
                 "`#[tool]` is given twice on this function",
             ));
         }
@@ -227,7 +228,13 @@ pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         Err(error) => {
             let errors = error.write_errors();
-            let stand_in = fallback::stand_in(&target);
+            // A stand-in needs a type to stand for: none for `impl (u8, u8)`.
+            let stand_in = match &container {
+                Container::Impl(block) if !matches!(&*block.self_ty, Type::Path(_)) => {
+                    TokenStream::new()
+                }
+                _ => fallback::stand_in(&target),
+            };
             let item = container.emit(&name, stand_in);
             quote!(#errors #item)
         }

@@ -44,9 +44,6 @@ pub fn tool(tool: &Tool, errors: &mut Accumulator) {
     if let Some(abi) = &sig.abi {
         errors.push(at(abi.span(), "a tool cannot have an `extern` ABI"));
     }
-    if let Some(variadic) = &sig.variadic {
-        errors.push(at(variadic.span(), "a tool cannot be variadic"));
-    }
     for param in sig.generics.type_params() {
         errors.push(at(
             param.ident.span(),

@@ -1,0 +1,6 @@
+use toolbox::prelude::*;
+
+#[tool_box]
+mod maths;
+
+fn main() {}
