@@ -153,7 +153,7 @@ fn bench_tools(c: &mut Criterion) {
     group.bench_function("macro_tool", |b| {
         b.iter(|| ready(MacroTools.call("add", black_box(&arguments), &ctx, &handler)).content)
     });
-    let filtered = MacroTools.filter_by(toolbox::AlwaysTrue);
+    let filtered = MacroTools.filter_by(toolbox::boxes::AlwaysTrue);
     group.bench_function("macro_tool_filtered", |b| {
         b.iter(|| ready(filtered.call("add", black_box(&arguments), &ctx, &handler)).content)
     });

@@ -94,10 +94,10 @@ pub mod mcp {
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        tool_fn, try_tool_fn, AlwaysTrue, Args, Arguments, CallId, Context, DefinitionError,
-        DispatchFuture, EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox,
-        TimeoutToolBox, ToolBox, ToolBoxExt, ToolCall, ToolCondition, ToolError, ToolErrorKind,
-        ToolHandler, ToolResponse, ToolSet, ToolSpecification,
+        arguments::ToolCall, boxes::AlwaysTrue, boxes::TimeoutToolBox, boxes::ToolCondition,
+        tool_fn, try_tool_fn, Args, Arguments, CallId, Context, DefinitionError, DispatchFuture,
+        EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox, ToolBox, ToolBoxExt,
+        ToolError, ToolErrorKind, ToolHandler, ToolResponse, ToolSet, ToolSpecification,
     };
 
     #[cfg(feature = "macros")]

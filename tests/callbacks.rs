@@ -7,8 +7,8 @@ use std::sync::Arc;
 use common::Counts;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolbox::events::ToolCallback;
 use toolbox::prelude::*;
-use toolbox::ToolCallback;
 
 #[derive(Deserialize, JsonSchema)]
 struct Pair {

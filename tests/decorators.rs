@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::json;
 use toolbox::prelude::*;
 use toolbox::{
-    read_tape, DeferredToolBox, RecordingToolBox, ReplayToolBox, ToolErrorKind, DEFERRED_ANSWER,
+    boxes::read_tape, boxes::DeferredToolBox, boxes::RecordingToolBox, boxes::ReplayToolBox,
+    boxes::DEFERRED_ANSWER, ToolErrorKind,
 };
 
 #[derive(Deserialize, JsonSchema)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::provider::{Decision, TurnRunner};
-use toolbox::{DeferredToolBox, ReplayToolBox, TapeEntry};
+use toolbox::{boxes::DeferredToolBox, boxes::ReplayToolBox, boxes::TapeEntry};
 
 /// Temperature units.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]

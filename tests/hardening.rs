@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::provider::{Decision, Provider, TurnRunner};
-use toolbox::{read_tape, RecordingToolBox, ReplayToolBox};
+use toolbox::{boxes::read_tape, boxes::RecordingToolBox, boxes::ReplayToolBox};
 
 /// How hard to wipe.
 #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
@@ -863,10 +863,13 @@ async fn a_call_the_hook_cannot_see_never_runs() {
 fn an_oversized_tape_line_is_a_defect_not_a_memory_blowup() {
     let path = tape_path("oversized.jsonl");
     let good = r#"{"name":"quick","arguments":{},"response":{"content":"done","is_error":false},"duration_us":1}"#;
-    let mut data = Vec::with_capacity(toolbox::MAX_TAPE_LINE + 1_024);
+    let mut data = Vec::with_capacity(toolbox::boxes::MAX_TAPE_LINE + 1_024);
     data.extend_from_slice(good.as_bytes());
     data.push(b'\n');
-    data.extend(std::iter::repeat_n(b'x', toolbox::MAX_TAPE_LINE + 10));
+    data.extend(std::iter::repeat_n(
+        b'x',
+        toolbox::boxes::MAX_TAPE_LINE + 10,
+    ));
     data.push(b'\n');
     data.extend_from_slice(good.as_bytes());
     data.push(b'\n');
@@ -877,6 +880,6 @@ fn an_oversized_tape_line_is_a_defect_not_a_memory_blowup() {
     assert_eq!(tape.defects[0].line, 2);
     assert!(tape.defects[0].reason.ends_with(&format!(
         "the line is longer than {} bytes; skipped",
-        toolbox::MAX_TAPE_LINE
+        toolbox::boxes::MAX_TAPE_LINE
     )));
 }

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::{CancellationToken, DispatchFuture, TimeoutToolBox, ToolErrorKind};
+use toolbox::{boxes::TimeoutToolBox, CancellationToken, DispatchFuture, ToolErrorKind};
 
 #[derive(Deserialize, JsonSchema)]
 struct Pair {

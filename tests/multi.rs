@@ -86,7 +86,7 @@ async fn the_lifecycle_runs_once_per_call_through_nested_boxes() {
         .add("support", inner)
         .build()
         .unwrap()
-        .filter_by(toolbox::AlwaysTrue)
+        .filter_by(toolbox::boxes::AlwaysTrue)
         .with_timeout(std::time::Duration::from_secs(5));
     assert_eq!(names(&outer), ["support_crm_get", "support_crm_list"]);
     let counts = Counts::default();

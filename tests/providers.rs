@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbox::provider::{gemini_model_turn, lower, Dialect, Provider, ProviderError};
-use toolbox::{ToolAnnotations, ToolCall, ToolResponse, ToolSpecification};
+use toolbox::{arguments::ToolCall, ToolAnnotations, ToolResponse, ToolSpecification};
 
 fn fixture(name: &str) -> Value {
     let path = format!(

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let mut file = std::fs::File::create(&path).unwrap();
     file.write_all(data).unwrap();
     drop(file);
-    let tape = toolbox::read_tape(&path).unwrap();
+    let tape = toolbox::boxes::read_tape(&path).unwrap();
     let lines = data.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
     assert!(tape.entries.len() + tape.defects.len() <= lines);
 });

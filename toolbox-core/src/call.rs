@@ -50,7 +50,7 @@ impl ToolCall {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolbox_core::normalize_arguments;
+/// use toolbox_core::arguments::normalize_arguments;
 /// assert_eq!(*normalize_arguments(&json!(null)).unwrap(), json!({}));
 /// assert_eq!(*normalize_arguments(&json!(r#"{"a":1}"#)).unwrap(), json!({"a": 1}));
 /// assert_eq!(*normalize_arguments(&json!(r#""{\"a\":1}""#)).unwrap(), json!({"a": 1}));

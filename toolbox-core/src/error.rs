@@ -460,3 +460,22 @@ mod tests {
         );
     }
 }
+
+/// A box or tool definition that cannot be built, with every problem found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", problems.join("; "))]
+pub struct DefinitionError {
+    problems: Vec<String>,
+}
+
+impl DefinitionError {
+    /// An error listing these problems.
+    pub fn new(problems: Vec<String>) -> Self {
+        DefinitionError { problems }
+    }
+
+    /// Each problem, in the order found.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}

@@ -6,8 +6,9 @@
 //! raw dispatch inside an `execute_tool` tracing span, panics and
 //! cancellation caught, then exactly one of `on_success` / `on_error`.
 //! Boxes compose: [`EmptyToolBox`], [`MultiToolBox`] (`{box}_{tool}` names),
-//! [`FilteredToolBox`] (conditions that hide and refuse),
-//! [`TimeoutToolBox`], and [`ToolSet`] of closure tools.
+//! [`boxes::FilteredToolBox`] (conditions that hide and refuse),
+//! [`boxes::TimeoutToolBox`], [`boxes::RecordingToolBox`], and [`ToolSet`]
+//! of closure tools; [`boxes`] holds them all.
 //!
 //! ```
 //! use schemars::JsonSchema;
@@ -33,19 +34,14 @@
 //! ```
 
 mod args;
+pub mod boxes;
 mod call;
-mod closure;
-mod condition;
 mod context;
-mod decorate;
-mod deferred;
 mod dispatch;
-mod empty;
 mod error;
 mod finite;
 mod handler;
 mod lifecycle;
-mod multi;
 pub mod provider;
 #[doc(hidden)]
 pub mod __private {
@@ -53,48 +49,48 @@ pub mod __private {
     pub use crate::private::*;
 }
 mod private;
-mod record;
 mod response;
 pub mod schema;
 mod spec;
 pub mod testing;
 mod toolbox;
 
-pub use args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
-pub use call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
-pub use closure::{tool_fn, try_tool_fn, FnTool, ToolClosure, ToolSet};
-pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
+// The box files live under `boxes/`; crate-internal paths stay short.
+pub(crate) use boxes::{condition, decorate};
+
+/// Arguments as they come (a JSON value or JSON text) and their intake:
+/// the one deserializer every call goes through, the tool calls of a
+/// provider's message, and the limits on what is echoed back.
+pub mod arguments {
+    pub use crate::args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
+    pub use crate::call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
+}
+
+/// What a [`ToolHandler`] observes: the start and the
+/// one end of every call, and per-tool callbacks for frameworks that want
+/// one function per tool.
+pub mod events {
+    pub use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
+    pub use crate::toolbox::ToolCallback;
+}
+
+/// Errors beyond [`ToolError`]: the closest-name
+/// suggestions it is built with, and the name rule every provider accepts.
+pub mod errors {
+    pub use crate::error::closest_names;
+    pub use crate::spec::is_valid_tool_name;
+}
+
+pub use args::Arguments;
+pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, MultiToolBox, ToolSet};
 pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
-pub use decorate::{with_timeout, ObservedToolBox, TimeoutToolBox};
-pub use deferred::{DeferredToolBox, DEFERRED_ANSWER};
 pub use dispatch::DispatchFuture;
-pub use empty::EmptyToolBox;
-pub use error::{closest_names, BoxError, ToolError, ToolErrorKind};
-pub use handler::{ToolFailure, ToolHandler, ToolStart, ToolSuccess};
-pub use multi::{MultiToolBox, MultiToolBoxBuilder};
-pub use record::{
-    read_tape, RecordingToolBox, ReplayToolBox, Tape, TapeDefect, TapeEntry, TapeError,
-    MAX_TAPE_LINE,
-};
+pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
+pub use handler::ToolHandler;
 pub use response::ToolResponse;
-pub use spec::{is_valid_tool_name, ToolAnnotations, ToolSpecification};
-pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt, ToolCallback};
+pub use spec::{ToolAnnotations, ToolSpecification};
+pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt};
 
-/// A box or tool definition that cannot be built, with every problem found.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", problems.join("; "))]
-pub struct DefinitionError {
-    problems: Vec<String>,
-}
-
-impl DefinitionError {
-    /// An error listing these problems.
-    pub fn new(problems: Vec<String>) -> Self {
-        DefinitionError { problems }
-    }
-
-    /// Each problem, in the order found.
-    pub fn problems(&self) -> &[String] {
-        &self.problems
-    }
-}
+// Crate-internal short paths to what moved into modules.
+pub(crate) use call::{normalize_arguments, ToolCall};
+pub(crate) use spec::is_valid_tool_name;

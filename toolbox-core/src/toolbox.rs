@@ -201,7 +201,7 @@ forward_toolbox!(Arc<T>, Box<T>, &T);
 
 /// A box that knows its own name: what `#[tool_box]` generates (the snake
 /// case of the type or module, or `name = "…"`). Registries and
-/// [`MultiToolBoxBuilder::add_box`](crate::MultiToolBoxBuilder::add_box) use it.
+/// [`MultiToolBoxBuilder::add_box`](crate::boxes::MultiToolBoxBuilder::add_box) use it.
 pub trait NamedToolBox: ToolBox {
     /// The box's name.
     fn box_name(&self) -> &str;
@@ -263,7 +263,7 @@ pub trait ToolBoxExt: ToolBox {
     }
 
     /// Hides the tools a [`ToolCondition`] value refuses (a type of your
-    /// own, or [`AlwaysTrue`](crate::AlwaysTrue)); [`filter`](Self::filter)
+    /// own, or [`AlwaysTrue`](crate::boxes::AlwaysTrue)); [`filter`](Self::filter)
     /// takes closures.
     fn filter_by<C: ToolCondition + 'static>(self, condition: C) -> FilteredToolBox<Self, C>
     where

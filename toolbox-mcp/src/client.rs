@@ -234,7 +234,7 @@ fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
             let pointer = error.instance_path().to_string();
             Err(ToolError::invalid_arguments(
                 path_of(&pointer),
-                toolbox_core::echo(&error.to_string()).into_owned(),
+                toolbox_core::arguments::echo(&error.to_string()).into_owned(),
             ))
         }
     }
@@ -251,7 +251,7 @@ fn path_of(pointer: &str) -> String {
             if !path.is_empty() {
                 path.push('.');
             }
-            path.push_str(&toolbox_core::echo(&token));
+            path.push_str(&toolbox_core::arguments::echo(&token));
         }
     }
     path

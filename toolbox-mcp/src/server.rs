@@ -280,7 +280,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             .map(|spec| spec.output_schema.is_some())
         else {
             return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", toolbox_core::echo(name)),
+                format!("Unknown tool: {}", toolbox_core::arguments::echo(name)),
                 None,
             ));
         };

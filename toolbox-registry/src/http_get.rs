@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbox_core::{echo, try_tool_fn, ToolError, ToolSet};
+use toolbox_core::{arguments::echo, try_tool_fn, ToolError, ToolSet};
 use url::{Host, Url};
 
 use crate::net::refusal;

@@ -320,10 +320,13 @@ fn suggestions(state: &State, key: &str) -> Vec<String> {
     let wanted = ToolKey::parse(key);
     let mut out: Vec<String> = match state.by_name.get(&wanted.name) {
         Some(list) => list.iter().map(|e| e.full_key.clone()).collect(),
-        None => toolbox_core::closest_names(&wanted.name, state.by_name.keys().map(String::as_str))
-            .iter()
-            .flat_map(|name| state.by_name[name].iter().map(|e| e.full_key.clone()))
-            .collect(),
+        None => toolbox_core::errors::closest_names(
+            &wanted.name,
+            state.by_name.keys().map(String::as_str),
+        )
+        .iter()
+        .flat_map(|name| state.by_name[name].iter().map(|e| e.full_key.clone()))
+        .collect(),
     };
     out.sort();
     out.truncate(5);
@@ -331,7 +334,7 @@ fn suggestions(state: &State, key: &str) -> Vec<String> {
 }
 
 fn check_name(name: &str, what: &str) -> Result<(), RegistryError> {
-    if toolbox_core::is_valid_tool_name(name) {
+    if toolbox_core::errors::is_valid_tool_name(name) {
         Ok(())
     } else {
         Err(RegistryError::InvalidName(format!(

@@ -16,7 +16,7 @@ use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler};
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolbox_core::{EmptyToolBox, TimeoutToolBox};
+/// use toolbox_core::{EmptyToolBox, boxes::TimeoutToolBox};
 /// let guarded = TimeoutToolBox::new(EmptyToolBox)
 ///     .default_timeout(Duration::from_secs(30))
 ///     .tool_timeout("slow_report", Duration::from_secs(120));
