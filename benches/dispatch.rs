@@ -86,8 +86,8 @@ impl MacroTools {
     }
 }
 
-fn closure_tools() -> ToolSet {
-    ToolSet::new([
+fn closure_tools() -> FnToolBox {
+    FnToolBox::new([
         tool_fn("add", "Adds two integers", |x: AddArgs| async move {
             add(x.a, x.b)
         }),

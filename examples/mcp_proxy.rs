@@ -36,7 +36,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("{}", serde_json::to_string_pretty(&definitions)?);
     if let Some(tool) = arguments.next() {
         let json = arguments.next().unwrap_or_else(|| "{}".to_owned());
-        let handler = ToolHandler::new()
+        let handler = ToolHandler::empty()
             .on_success(|e| eprintln!("ok    {} in {:?}", e.name, e.elapsed))
             .on_error(|e| eprintln!("error {}: {}", e.name, e.error.report()));
         let ctx = ctx.with_extension(McpProgress::new(|p| {

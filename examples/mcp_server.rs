@@ -56,7 +56,7 @@ impl Crm {
 }
 
 fn tools() -> Result<MultiToolBox, DefinitionError> {
-    let math = ToolSet::new([
+    let math = FnToolBox::new([
         tool_fn(
             "add",
             "Adds two integers.",
@@ -80,7 +80,7 @@ fn tools() -> Result<MultiToolBox, DefinitionError> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let handler = ToolHandler::new()
+    let handler = ToolHandler::empty()
         .on_success(|e| eprintln!("ok    {} in {:?}", e.name, e.elapsed))
         .on_error(|e| eprintln!("error {}: {}", e.name, e.error.report()));
     let server = McpServer::new(tools()?, "toolbox-quickstart").handler(handler);

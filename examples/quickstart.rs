@@ -25,8 +25,8 @@ struct Pair {
     b: i64,
 }
 
-fn math() -> Result<ToolSet, toolbox::DefinitionError> {
-    ToolSet::new([
+fn math() -> Result<FnToolBox, toolbox::DefinitionError> {
+    FnToolBox::new([
         tool_fn(
             "add",
             "Adds two integers.",
@@ -94,7 +94,7 @@ mod orders {
 }
 
 fn printing_handler() -> ToolHandler {
-    ToolHandler::new()
+    ToolHandler::empty()
         .on_start(|e| println!("  start   {} {}", e.name, e.arguments))
         .on_success(|e| println!("  success {} in {:?}", e.name, e.elapsed))
         .on_error(|e| {

@@ -19,9 +19,9 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let math = ToolSet::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
+//! let math = FnToolBox::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
 //! let tools = MultiToolBox::builder().add("math", math).build()?;
-//! let handler = ToolHandler::new().on_success(|e| println!("{} took {:?}", e.name, e.elapsed));
+//! let handler = ToolHandler::empty().on_success(|e| println!("{} took {:?}", e.name, e.elapsed));
 //!
 //! let response = tools.call("math_add", &json!({"a": 40, "b": 2}), &Context::new(), &handler).await;
 //! assert_eq!(response.content, "42");
@@ -96,8 +96,8 @@ pub mod prelude {
     pub use toolbox_core::{
         arguments::ToolCall, boxes::AlwaysTrue, boxes::TimeoutToolBox, boxes::ToolCondition,
         tool_fn, try_tool_fn, Args, Arguments, CallId, Context, DefinitionError, DispatchFuture,
-        EmptyToolBox, Extension, FromContext, MultiToolBox, NamedToolBox, ToolBox, ToolBoxExt,
-        ToolError, ToolErrorKind, ToolHandler, ToolResponse, ToolSet, ToolSpecification,
+        EmptyToolBox, Extension, FnToolBox, FromContext, MultiToolBox, NamedToolBox, ToolBox,
+        ToolBoxExt, ToolError, ToolErrorKind, ToolHandler, ToolResponse, ToolSpecification,
     };
 
     #[cfg(feature = "macros")]

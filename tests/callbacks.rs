@@ -18,7 +18,7 @@ struct Pair {
 
 #[tokio::test]
 async fn callbacks_take_the_provider_argument_string_and_return_model_text() {
-    let math = ToolSet::new([
+    let math = FnToolBox::new([
         tool_fn("add", "Adds", |p: Pair| async move { p.a + p.b }),
         tool_fn("mul", "Multiplies", |p: Pair| async move { p.a * p.b }),
     ])

@@ -1,5 +1,5 @@
 //! Closure tools: schemas from `T: JsonSchema`, fluent descriptions,
-//! context access, fallible closures, and the checks `ToolSet` makes.
+//! context access, fallible closures, and the checks `FnToolBox` makes.
 
 mod common;
 
@@ -55,7 +55,7 @@ fn the_schema_comes_from_the_argument_type_and_descriptions_are_fluent() {
 
 #[test]
 fn definition_problems_are_reported_all_at_once() {
-    let error = ToolSet::new([
+    let error = FnToolBox::new([
         tool_fn("search", "Searches", |s: Search| async move { s.query })
             .describe_arg("qurey", "typo"),
         tool_fn("search", "Again", |s: Search| async move { s.query }),
@@ -81,7 +81,7 @@ struct Tenant(&'static str);
 
 #[tokio::test]
 async fn a_closure_can_take_the_context() {
-    let tools = ToolSet::new([tool_fn(
+    let tools = FnToolBox::new([tool_fn(
         "whoami",
         "Who is calling",
         |_: (), ctx: Context| async move {
@@ -117,7 +117,7 @@ impl std::error::Error for Outer {
 
 #[tokio::test]
 async fn a_fallible_closure_gives_the_model_the_text_and_the_operator_the_chain() {
-    let tools = ToolSet::new([try_tool_fn("ledger", "Reads the ledger", |_: ()| async {
+    let tools = FnToolBox::new([try_tool_fn("ledger", "Reads the ledger", |_: ()| async {
         if true {
             return Err(Outer(std::io::Error::other("disk /dev/sdb1 failed")));
         }
@@ -126,7 +126,7 @@ async fn a_fallible_closure_gives_the_model_the_text_and_the_operator_the_chain(
     .unwrap();
     let report = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let seen = report.clone();
-    let handler = ToolHandler::new().on_error(move |e| *seen.lock().unwrap() = e.error.report());
+    let handler = ToolHandler::empty().on_error(move |e| *seen.lock().unwrap() = e.error.report());
     let response = tools
         .call("ledger", &json!({}), &Context::new(), &handler)
         .await;
@@ -155,7 +155,7 @@ async fn output_schemas_are_set_for_structured_results_only() {
 
 #[test]
 fn every_tool_of_this_file_fits_every_provider() {
-    let tools = ToolSet::new([
+    let tools = FnToolBox::new([
         tool_fn("search", "Searches", |s: Search| async move { s.query })
             .describe_arg("limit", "At most"),
         tool_fn("whoami", "Who", |_: (), _ctx: Context| async {}),

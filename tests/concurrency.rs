@@ -25,7 +25,7 @@ async fn ten_thousand_calls_in_flight_lose_no_event() {
     // Every valid call waits at the barrier, so none can finish before all
     // of them are in flight at once.
     let barrier = Arc::new(Barrier::new(valid));
-    let work = ToolSet::new([tool_fn("square", "Squares after everyone arrives", {
+    let work = FnToolBox::new([tool_fn("square", "Squares after everyone arrives", {
         let barrier = barrier.clone();
         move |job: Job| {
             let barrier = barrier.clone();

@@ -20,8 +20,8 @@ struct Id {
     id: u32,
 }
 
-fn orders(runs: Arc<AtomicUsize>) -> ToolSet {
-    ToolSet::new([tool_fn("get_order", "Gets an order", move |x: Id| {
+fn orders(runs: Arc<AtomicUsize>) -> FnToolBox {
+    FnToolBox::new([tool_fn("get_order", "Gets an order", move |x: Id| {
         runs.fetch_add(1, Ordering::SeqCst);
         async move {
             if x.id == 0 {
@@ -70,6 +70,18 @@ async fn a_recorded_turn_replays_without_running_any_tool() {
     assert_eq!(tape[0].arguments, json!({"id": 7}));
     assert_eq!(tape[0].response, ToolResponse::text("order 7"));
     assert_eq!(tape[1].error.as_ref().unwrap().kind, ToolErrorKind::Failed);
+    // One name for the kind everywhere: spans and tapes both say `tool_failed`,
+    // and a tape written when tapes said `failed` still reads.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.contains(r#""kind":"tool_failed""#), "{line}");
+    std::fs::write(
+        &path,
+        text.replace(r#""kind":"tool_failed""#, r#""kind":"failed""#),
+    )
+    .unwrap();
+    let old = read_tape(&path).unwrap().strict().unwrap();
+    assert_eq!(old[1].error.as_ref().unwrap().kind, ToolErrorKind::Failed);
     assert_eq!(
         tape[2].error.as_ref().unwrap().kind,
         ToolErrorKind::InvalidArguments

@@ -77,7 +77,7 @@ struct Row {
 async fn call(toolbox: &impl ToolBox, name: &str, arguments: Value) -> (String, Option<bool>) {
     let failure = std::sync::Arc::new(std::sync::Mutex::new(None));
     let seen = failure.clone();
-    let handler = ToolHandler::new().on_error(move |e| {
+    let handler = ToolHandler::empty().on_error(move |e| {
         *seen.lock().unwrap() = Some(e.error.is_retryable());
     });
     let response = toolbox

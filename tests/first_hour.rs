@@ -57,7 +57,7 @@ async fn a_first_program_needs_only_the_prelude() -> Result<(), Box<dyn std::err
     let limited: TimeoutToolBox<Notes> = Notes.with_timeout(Duration::from_secs(1));
     let kinds = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ToolErrorKind>::new()));
     let seen = kinds.clone();
-    let handler = ToolHandler::new().on_error(move |e| seen.lock().unwrap().push(e.error.kind()));
+    let handler = ToolHandler::empty().on_error(move |e| seen.lock().unwrap().push(e.error.kind()));
     limited
         .call("delete", &json!({"id": 2}), &Context::new(), &handler)
         .await;
@@ -65,7 +65,7 @@ async fn a_first_program_needs_only_the_prelude() -> Result<(), Box<dyn std::err
     let registry = Registry::new();
     let missing: RegistryError = registry.get("nope").unwrap_err();
     assert!(missing.to_string().contains("nope"));
-    let duplicate: DefinitionError = ToolSet::new([
+    let duplicate: DefinitionError = FnToolBox::new([
         tool_fn("a", "A", |_: ()| async {}),
         tool_fn("a", "A", |_: ()| async {}),
     ])

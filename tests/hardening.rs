@@ -265,7 +265,7 @@ fn admin_only(spec: &ToolSpecification, ctx: &Context) -> bool {
 }
 
 fn secret_box() -> impl ToolBox {
-    ToolSet::new([
+    FnToolBox::new([
         tool_fn("secret", "Admins only", |_: ()| async { "the vault" }),
         tool_fn("public", "Everyone", |_: ()| async { "hello" }),
     ])
@@ -319,7 +319,7 @@ async fn hidden_tools_are_never_named_to_those_who_cannot_see_them() {
 #[test]
 fn merges_collide_on_the_catalog_not_on_one_context() {
     let admin_tool = || {
-        ToolSet::new([tool_fn("b_c", "Admins only", |_: ()| async { "x" })])
+        FnToolBox::new([tool_fn("b_c", "Admins only", |_: ()| async { "x" })])
             .unwrap()
             .filter(|_, ctx| ctx.extension::<Admin>().is_some())
     };
@@ -327,7 +327,7 @@ fn merges_collide_on_the_catalog_not_on_one_context() {
         .add("a", admin_tool())
         .add(
             "a_b",
-            ToolSet::new([tool_fn("c", "Everyone", |_: ()| async { "y" })]).unwrap(),
+            FnToolBox::new([tool_fn("c", "Everyone", |_: ()| async { "y" })]).unwrap(),
         )
         .build()
         .unwrap_err();
@@ -388,7 +388,7 @@ async fn a_dropped_call_ends_with_one_cancelled_event() {
 async fn panicking_observers_never_change_the_outcome() {
     let seen = Arc::new(AtomicUsize::new(0));
     let after = seen.clone();
-    let handler = ToolHandler::new()
+    let handler = ToolHandler::empty()
         .on_start(|_| panic!("start observer"))
         .on_success(|_| panic!("success observer"))
         .on_success(move |_| {
@@ -408,7 +408,7 @@ async fn panicking_observers_never_change_the_outcome() {
 
     let registry = Registry::empty();
     registry.scan(Slow).unwrap();
-    registry.add_listener(ToolHandler::new().on_success(|_| panic!("listener")));
+    registry.add_listener(ToolHandler::empty().on_success(|_| panic!("listener")));
     let tools = registry.resolve(["quick"]).unwrap();
     let counts = Counts::default();
     let response = tools
@@ -425,7 +425,7 @@ async fn listeners_see_refused_calls_and_are_held_flat() {
     let listened = Counts::default();
     registry.add_listener(listened.handler());
     for _ in 0..60_000 {
-        registry.add_listener(ToolHandler::new().on_start(|_| {}));
+        registry.add_listener(ToolHandler::empty().on_start(|_| {}));
     }
     let tools = registry.resolve(["nap"]).unwrap();
     let ctx = Context::new();
@@ -507,7 +507,8 @@ fn recorders_appending_to_one_file_never_interleave() {
         for recorder in 0..4 {
             let recording = Arc::new(
                 RecordingToolBox::to_file(
-                    ToolSet::new([tool_fn("echo", "Echoes", |v: Value| async move { v })]).unwrap(),
+                    FnToolBox::new([tool_fn("echo", "Echoes", |v: Value| async move { v })])
+                        .unwrap(),
                     &path,
                 )
                 .unwrap(),
@@ -539,7 +540,7 @@ fn recorders_appending_to_one_file_never_interleave() {
 async fn full_precision_floats_replay_exactly() {
     let path = tape_path("floats.jsonl");
     let tools = || {
-        ToolSet::new([tool_fn("scale", "Scales", |a: Numbers| async move {
+        FnToolBox::new([tool_fn("scale", "Scales", |a: Numbers| async move {
             a.v.iter().map(|x| x * 1.000_000_1).collect::<Vec<f64>>()
         })])
         .unwrap()
@@ -716,7 +717,7 @@ async fn non_finite_results_are_errors_naming_the_path() {
     struct Reading {
         celsius: f64,
     }
-    let tools = ToolSet::new([
+    let tools = FnToolBox::new([
         tool_fn("nan", "NaN", |_: ()| async { f64::NAN }),
         tool_fn("reading", "A reading", |_: ()| async {
             Reading {

@@ -30,7 +30,7 @@ struct Forecast {
 }
 
 /// A box with one tool per way a call can end; `runs` counts tool bodies.
-fn tools(runs: Arc<AtomicUsize>) -> ToolSet {
+fn tools(runs: Arc<AtomicUsize>) -> FnToolBox {
     let r = |runs: &Arc<AtomicUsize>| {
         let runs = runs.clone();
         move || {
@@ -46,7 +46,7 @@ fn tools(runs: Arc<AtomicUsize>) -> ToolSet {
         r(&runs),
         r(&runs),
     );
-    ToolSet::new([
+    FnToolBox::new([
         tool_fn("add", "Adds", move |p: Pair| {
             r1();
             async move { p.a + p.b }
@@ -321,7 +321,7 @@ async fn the_timeout_decorator_has_a_default_and_per_tool_limits() {
             "woke"
         })
     };
-    let toolbox = TimeoutToolBox::new(ToolSet::new([sleeper("short"), sleeper("long")]).unwrap())
+    let toolbox = TimeoutToolBox::new(FnToolBox::new([sleeper("short"), sleeper("long")]).unwrap())
         .default_timeout(Duration::from_millis(40))
         .tool_timeout("long", Duration::from_millis(400));
     let (response, _) = call(&toolbox, "short", json!({"millis": 150})).await;
@@ -332,7 +332,7 @@ async fn the_timeout_decorator_has_a_default_and_per_tool_limits() {
     assert_eq!(response.content, "the tool did not finish within 400ms");
     assert_eq!(counts.get(), (1, 0, 1));
 
-    let all = ToolSet::new([sleeper("s")])
+    let all = FnToolBox::new([sleeper("s")])
         .unwrap()
         .with_timeout(Duration::from_millis(30));
     let (response, _) = call(&all, "s", json!({"millis": 1_000})).await;
@@ -379,7 +379,7 @@ async fn results_follow_the_one_serialization_rule() {
 async fn events_carry_the_name_call_id_and_arguments() {
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (s1, s2) = (seen.clone(), seen.clone());
-    let handler = ToolHandler::new()
+    let handler = ToolHandler::empty()
         .on_start(move |e| {
             s1.lock()
                 .unwrap()

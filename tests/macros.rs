@@ -383,7 +383,7 @@ async fn errors_reach_the_model_as_error_responses() {
 
     let retry = std::sync::Arc::new(std::sync::Mutex::new(None));
     let seen = retry.clone();
-    let handler = ToolHandler::new().on_error(move |e| {
+    let handler = ToolHandler::empty().on_error(move |e| {
         *seen.lock().unwrap() = Some((e.error.kind(), e.error.is_retryable(), e.error.report()))
     });
     let r = w

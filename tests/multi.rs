@@ -17,8 +17,8 @@ struct Id {
     id: u32,
 }
 
-fn getter(what: &'static str) -> ToolSet {
-    ToolSet::new([
+fn getter(what: &'static str) -> FnToolBox {
+    FnToolBox::new([
         tool_fn("get", format!("Gets a {what}"), move |x: Id| async move {
             format!("{what} {}", x.id)
         }),
@@ -137,8 +137,8 @@ async fn unknown_names_are_answered_with_exposed_names() {
 
 #[test]
 fn colliding_exposed_names_are_refused_at_construction() {
-    let a = ToolSet::new([tool_fn("b_c", "x", |_: ()| async {})]).unwrap();
-    let a_b = ToolSet::new([tool_fn("c", "x", |_: ()| async {})]).unwrap();
+    let a = FnToolBox::new([tool_fn("b_c", "x", |_: ()| async {})]).unwrap();
+    let a_b = FnToolBox::new([tool_fn("c", "x", |_: ()| async {})]).unwrap();
     let error = MultiToolBox::builder()
         .add("a_b", a_b)
         .add("a", a)
@@ -184,8 +184,8 @@ fn illegal_and_duplicate_names_are_refused_with_every_problem() {
 
 #[tokio::test]
 async fn overlapping_box_prefixes_route_to_the_box_that_has_the_tool() {
-    let a = ToolSet::new([tool_fn("x", "x of a", |_: ()| async { "a.x" })]).unwrap();
-    let a_b = ToolSet::new([tool_fn("y", "y of a_b", |_: ()| async { "a_b.y" })]).unwrap();
+    let a = FnToolBox::new([tool_fn("x", "x of a", |_: ()| async { "a.x" })]).unwrap();
+    let a_b = FnToolBox::new([tool_fn("y", "y of a_b", |_: ()| async { "a_b.y" })]).unwrap();
     let merged = MultiToolBox::builder()
         .add("a", a)
         .add("a_b", a_b)

@@ -257,7 +257,7 @@ async fn resolution_exposes_provider_safe_names_and_routes_back() {
 fn an_alias_that_collides_is_an_error_at_resolution() {
     let registry = registry();
     // A bare tool literally named `crm_lookup` collides with the alias of lookup@crm.
-    let clash = ToolSet::new([tool_fn("crm_lookup", "Clashes", |_: ()| async {})]).unwrap();
+    let clash = FnToolBox::new([tool_fn("crm_lookup", "Clashes", |_: ()| async {})]).unwrap();
     registry.register(clash).unwrap();
     let error = registry
         .resolve(["lookup@crm", "lookup@orders", "crm_lookup"])
@@ -273,7 +273,7 @@ async fn resolution_is_lazy() {
     let registry = registry();
     let before = registry.resolve(["now"]).unwrap();
     let late =
-        ToolSet::new([tool_fn("late", "Registered late", |_: ()| async { "here" })]).unwrap();
+        FnToolBox::new([tool_fn("late", "Registered late", |_: ()| async { "here" })]).unwrap();
     registry.register_box(late, "extra").unwrap();
     assert!(
         before.specification("late", &Context::new()).is_none(),
@@ -325,8 +325,9 @@ async fn concurrent_register_resolve_and_call_lose_nothing() {
         tasks.push(tokio::spawn(async move {
             for round in 0..50 {
                 let module = format!("m{t}_{round}");
-                let tool = ToolSet::new([tool_fn("echo", "Echoes", move |_: ()| async move { t })])
-                    .unwrap();
+                let tool =
+                    FnToolBox::new([tool_fn("echo", "Echoes", move |_: ()| async move { t })])
+                        .unwrap();
                 registry.register_box(tool, &module).unwrap();
                 let key = format!("echo@{module}");
                 let resolved = registry.resolve([key.as_str(), "now"]).unwrap();

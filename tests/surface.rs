@@ -141,7 +141,7 @@ fn zoo_surface() -> MultiToolBox {
         a: i64,
         b: i64,
     }
-    let closures = ToolSet::new([
+    let closures = FnToolBox::new([
         tool_fn("add", "Adds", |p: Pair| async move { p.a + p.b }),
         tool_fn("noop", "Nothing", |_: ()| async {}),
     ])
@@ -326,7 +326,7 @@ fn the_surface_report_names_the_tool_and_the_path() {
     struct Counts {
         by_tag: std::collections::HashMap<String, u32>,
     }
-    let tools = ToolSet::new([
+    let tools = FnToolBox::new([
         tool_fn("tally", "Tallies", |_: Counts| async {}),
         tool_fn("9lives", "Starts with a digit", |_: ()| async {}),
     ])

@@ -72,7 +72,7 @@ struct City {
 #[test]
 fn every_call_is_an_execute_tool_span_with_gen_ai_attributes() {
     let recorder = Recorder::default();
-    let tools = ToolSet::new([tool_fn("weather", "Weather", |c: City| async move {
+    let tools = FnToolBox::new([tool_fn("weather", "Weather", |c: City| async move {
         tracing::info!("looking up {}", c.city);
         if c.city == "Atlantis" {
             Err(format!("no weather for {}", c.city))

@@ -3,7 +3,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolbox::registry::{Registry, ToolKey};
-use toolbox::{tool_fn, ToolSet};
+use toolbox::{tool_fn, FnToolBox};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     thread_local! {
         static REGISTRY: Registry = {
             let registry = Registry::new();
-            let tools = || ToolSet::new([tool_fn("get", "Gets", |_: ()| async { 1 })]).unwrap();
+            let tools = || FnToolBox::new([tool_fn("get", "Gets", |_: ()| async { 1 })]).unwrap();
             registry.register_box(tools(), "crm").unwrap();
             registry.register_box(tools(), "orders").unwrap();
             registry

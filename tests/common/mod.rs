@@ -29,7 +29,7 @@ impl Counts {
             self.elapsed.clone(),
             self.elapsed.clone(),
         );
-        ToolHandler::new()
+        ToolHandler::empty()
             .on_start(move |_| {
                 starts.fetch_add(1, Ordering::SeqCst);
             })

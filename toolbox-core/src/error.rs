@@ -92,7 +92,9 @@ pub enum ToolErrorKind {
     NotAvailable,
     /// See [`ToolError::InvalidArguments`].
     InvalidArguments,
-    /// See [`ToolError::Failed`].
+    /// See [`ToolError::Failed`]. Written `tool_failed` everywhere (spans,
+    /// tapes); tapes that say `failed` still read.
+    #[serde(rename = "tool_failed", alias = "failed")]
     Failed,
     /// See [`ToolError::Panicked`].
     Panicked,

@@ -62,7 +62,7 @@ type FailureFn = dyn Fn(&ToolFailure<'_>) + Send + Sync;
 ///
 /// ```
 /// use toolbox_core::ToolHandler;
-/// let handler = ToolHandler::new()
+/// let handler = ToolHandler::empty()
 ///     .on_start(|e| println!("-> {}", e.name))
 ///     .on_success(|e| println!("ok {} in {:?}", e.name, e.elapsed))
 ///     .on_error(|e| println!("!! {}: {}", e.name, e.error.report()));
@@ -104,7 +104,8 @@ impl ToolHandler {
         ToolHandler::default()
     }
 
-    /// A handler that observes nothing yet; add callbacks with `on_*`.
+    /// The same as [`empty`](Self::empty): one name per concept.
+    #[deprecated(since = "0.1.0", note = "use `ToolHandler::empty()`")]
     pub fn new() -> Self {
         ToolHandler::default()
     }

@@ -7,14 +7,14 @@
 //! cancellation caught, then exactly one of `on_success` / `on_error`.
 //! Boxes compose: [`EmptyToolBox`], [`MultiToolBox`] (`{box}_{tool}` names),
 //! [`boxes::FilteredToolBox`] (conditions that hide and refuse),
-//! [`boxes::TimeoutToolBox`], [`boxes::RecordingToolBox`], and [`ToolSet`]
+//! [`boxes::TimeoutToolBox`], [`boxes::RecordingToolBox`], and [`FnToolBox`]
 //! of closure tools; [`boxes`] holds them all.
 //!
 //! ```
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use serde_json::json;
-//! use toolbox_core::{tool_fn, Context, MultiToolBox, ToolBoxExt, ToolHandler, ToolSet};
+//! use toolbox_core::{tool_fn, Context, MultiToolBox, ToolBoxExt, ToolHandler, FnToolBox};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct AddArgs {
@@ -23,7 +23,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let math = ToolSet::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
+//! let math = FnToolBox::new([tool_fn("add", "Adds two integers", |x: AddArgs| async move { x.a + x.b })])?;
 //! let tools = MultiToolBox::builder().add("math", math).build()?;
 //! let response = tools
 //!     .call("math_add", &json!({"a": 40, "b": 2}), &Context::new(), &ToolHandler::empty())
@@ -82,7 +82,7 @@ pub mod errors {
 }
 
 pub use args::Arguments;
-pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, MultiToolBox, ToolSet};
+pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, FnToolBox, MultiToolBox};
 pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
 pub use dispatch::DispatchFuture;
 pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};

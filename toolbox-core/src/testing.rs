@@ -6,12 +6,12 @@
 //! use serde_json::json;
 //! use toolbox_core::provider::Provider;
 //! use toolbox_core::testing::{check_surface, ToolHarness};
-//! use toolbox_core::{tool_fn, ToolSet};
+//! use toolbox_core::{tool_fn, FnToolBox};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Pair { a: i64, b: i64 }
 //!
-//! let tools = ToolSet::new([tool_fn("add", "Adds", |p: Pair| async move { p.a + p.b })]).unwrap();
+//! let tools = FnToolBox::new([tool_fn("add", "Adds", |p: Pair| async move { p.a + p.b })]).unwrap();
 //! check_surface(&tools, Provider::OpenAiChat { strict: true }).assert_clean();
 //!
 //! let harness = ToolHarness::new(tools);
@@ -214,7 +214,7 @@ impl<B: ToolBox> ToolHarness<B> {
     pub async fn call_in(&self, name: &str, arguments: Value, ctx: &Context) -> HarnessOutcome {
         let events = Arc::new(Mutex::new(Vec::new()));
         let (e1, e2, e3) = (events.clone(), events.clone(), events.clone());
-        let handler = ToolHandler::new()
+        let handler = ToolHandler::empty()
             .on_start(move |e| push(&e1, format!("start {}", e.name)))
             .on_success(move |e| push(&e2, format!("success {}", e.name)))
             .on_error(move |e| push(&e3, format!("error {}: {}", e.name, e.error.report())));

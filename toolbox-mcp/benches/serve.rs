@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleClient, ServerHandler, ServiceExt};
 use serde_json::json;
-use toolbox_core::{tool_fn, Context, ToolBoxExt, ToolHandler, ToolSet};
+use toolbox_core::{tool_fn, Context, FnToolBox, ToolBoxExt, ToolHandler};
 use toolbox_mcp::{serve_http, McpServer, McpToolBox};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -59,8 +59,8 @@ impl ServerHandler for RmcpTools {
     }
 }
 
-fn toolbox_tools() -> ToolSet {
-    ToolSet::new([
+fn toolbox_tools() -> FnToolBox {
+    FnToolBox::new([
         tool_fn(
             "add",
             "Adds two integers",

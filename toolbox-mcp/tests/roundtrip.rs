@@ -3,7 +3,7 @@
 
 use rmcp::ServiceExt;
 use serde_json::json;
-use toolbox_core::{tool_fn, try_tool_fn, Context, ToolBox, ToolBoxExt, ToolHandler, ToolSet};
+use toolbox_core::{tool_fn, try_tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler};
 use toolbox_mcp::{McpServer, McpToolBox};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -18,7 +18,7 @@ struct Station {
 }
 
 fn served() -> impl ToolBox {
-    ToolSet::new([
+    FnToolBox::new([
         tool_fn("get-sum", "Adds two integers", |p: Pair| async move {
             p.a + p.b
         })
@@ -200,7 +200,7 @@ async fn list_changed_refreshes_and_meta_crosses_both_ways() {
 
     let extra_on = Arc::new(AtomicBool::new(false));
     let flag = extra_on.clone();
-    let tools = ToolSet::new([
+    let tools = FnToolBox::new([
         tool_fn(
             "whoami",
             "Says who the caller is",
@@ -282,12 +282,12 @@ fn hanging() -> (
 ) {
     let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = events.clone();
-    let handler = ToolHandler::new().on_error(move |e| {
+    let handler = ToolHandler::empty().on_error(move |e| {
         seen.lock()
             .unwrap()
             .push(format!("{} {}", e.name, e.error.kind()));
     });
-    let tools = ToolSet::new([tool_fn("hang", "Hangs", |_: ()| async {
+    let tools = FnToolBox::new([tool_fn("hang", "Hangs", |_: ()| async {
         tokio::time::sleep(std::time::Duration::from_secs(30)).await;
         "never"
     })])
@@ -389,7 +389,7 @@ async fn progress_crosses_from_the_served_tool_to_the_proxy_caller() {
     use toolbox_core::FromContext;
     use toolbox_mcp::{McpProgress, Progress};
 
-    let tools = ToolSet::new([tool_fn(
+    let tools = FnToolBox::new([tool_fn(
         "crawl",
         "Crawls three pages",
         |_: (), ctx: Context| async move {
@@ -469,7 +469,7 @@ impl rmcp::ClientHandler for Desk {
 /// A served box whose tool tells who called it and asks the client for its
 /// roots and for a sampled message.
 fn introspective() -> impl ToolBox {
-    ToolSet::new([try_tool_fn(
+    FnToolBox::new([try_tool_fn(
         "whoami",
         "Names the MCP client and its roots",
         |_: (), ctx: Context| async move {
@@ -563,7 +563,7 @@ async fn the_server_announces_its_own_tool_changes() {
 
     let late_on = Arc::new(AtomicBool::new(false));
     let flag = late_on.clone();
-    let tools = ToolSet::new([
+    let tools = FnToolBox::new([
         tool_fn("early", "Always there", |_: ()| async { "early" }),
         tool_fn("late", "Appears later", |_: ()| async { "late" }),
     ])
@@ -616,7 +616,7 @@ async fn a_client_cancellation_cancels_the_served_tools_context() {
 
     let saw_cancel = Arc::new(AtomicBool::new(false));
     let flag = saw_cancel.clone();
-    let tools = ToolSet::new([tool_fn(
+    let tools = FnToolBox::new([tool_fn(
         "wait",
         "Waits for its cancellation",
         move |_: (), ctx: Context| {

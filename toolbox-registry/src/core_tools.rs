@@ -3,10 +3,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use toolbox_core::{tool_fn, ToolSet};
+use toolbox_core::{tool_fn, FnToolBox};
 
-pub(crate) fn now_tool() -> ToolSet {
-    ToolSet::new([tool_fn(
+pub(crate) fn now_tool() -> FnToolBox {
+    FnToolBox::new([tool_fn(
         "now",
         "Returns the current date and time in ISO 8601, in UTC (e.g. 2026-11-30T16:40:12Z).",
         |_: ()| async { iso8601_utc(SystemTime::now()) },

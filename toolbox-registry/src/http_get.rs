@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbox_core::{arguments::echo, try_tool_fn, ToolError, ToolSet};
+use toolbox_core::{arguments::echo, try_tool_fn, FnToolBox, ToolError};
 use url::{Host, Url};
 
 use crate::net::refusal;
@@ -45,7 +45,8 @@ impl Registry {
         )
         .read_only()
         .open_world();
-        let tools = ToolSet::new([tool]).unwrap_or_else(|e| unreachable!("http_get is valid: {e}"));
+        let tools =
+            FnToolBox::new([tool]).unwrap_or_else(|e| unreachable!("http_get is valid: {e}"));
         let mut keys = self.register_box(tools, "core")?;
         Ok(keys.remove(0))
     }

@@ -3,13 +3,13 @@
 //! for one request, with built-in core tools.
 //!
 //! ```
-//! use toolbox_core::{tool_fn, ToolSet};
+//! use toolbox_core::{tool_fn, FnToolBox};
 //! use toolbox_registry::{Registry, RegistryError};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let registry = Registry::new();
-//! let crm = ToolSet::new([tool_fn("get", "Gets a customer", |_: ()| async { "Ada" })])?;
-//! let orders = ToolSet::new([tool_fn("get", "Gets an order", |_: ()| async { "#1" })])?;
+//! let crm = FnToolBox::new([tool_fn("get", "Gets a customer", |_: ()| async { "Ada" })])?;
+//! let orders = FnToolBox::new([tool_fn("get", "Gets an order", |_: ()| async { "#1" })])?;
 //! registry.register_box(crm, "crm")?;
 //! registry.register_box(orders, "orders")?;
 //!

@@ -1,4 +1,4 @@
-//! Tools from closures, and `ToolSet`, the box that holds them.
+//! Tools from closures, and `FnToolBox`, the box that holds them.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ type Invoke = dyn Fn(Arguments<'_>, &Context) -> DispatchFuture<'static> + Send 
 type Check = dyn Fn(Arguments<'_>) -> Result<(), ToolError> + Send + Sync;
 
 /// A tool made from a closure by [`tool_fn`] or [`try_tool_fn`]; put tools in
-/// a [`ToolSet`] to call them.
+/// a [`FnToolBox`] to call them.
 #[derive(Clone)]
 pub struct FnTool {
     specification: ToolSpecification,
@@ -78,7 +78,7 @@ pub struct FnTool {
 /// ```
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
-/// use toolbox_core::{tool_fn, ToolSet};
+/// use toolbox_core::{tool_fn, FnToolBox};
 ///
 /// #[derive(Deserialize, JsonSchema)]
 /// struct AddArgs { a: i64, b: i64 }
@@ -86,7 +86,7 @@ pub struct FnTool {
 /// let add = tool_fn("add", "Adds two integers", |args: AddArgs| async move { args.a + args.b })
 ///     .describe_arg("a", "The first addend")
 ///     .describe_arg("b", "The second addend");
-/// let tools = ToolSet::new([add]).unwrap();
+/// let tools = FnToolBox::new([add]).unwrap();
 /// # let _ = tools;
 /// ```
 pub fn tool_fn<T, M, F>(name: impl Into<String>, description: impl Into<String>, f: F) -> FnTool
@@ -176,7 +176,7 @@ impl FnTool {
     }
 
     /// Describes one argument. Naming an argument the tool does not have is
-    /// reported when the tool is put in a [`ToolSet`].
+    /// reported when the tool is put in a [`FnToolBox`].
     pub fn describe_arg(mut self, argument: &str, description: impl Into<String>) -> Self {
         if let Err(problem) = describe_property(
             &mut self.specification.parameters,
@@ -266,14 +266,19 @@ impl std::fmt::Debug for FnTool {
     }
 }
 
-/// A box of closure tools, routed by name in O(1).
+/// The former name of [`FnToolBox`].
+#[deprecated(since = "0.1.0", note = "renamed `FnToolBox`: a box of `FnTool`s")]
+pub type ToolSet = FnToolBox;
+
+/// A box of closure tools ([`FnTool`]s from [`tool_fn`]), routed by name
+/// in O(1).
 #[derive(Clone, Debug)]
-pub struct ToolSet {
+pub struct FnToolBox {
     tools: Vec<FnTool>,
     index: FxHashMap<String, usize>,
 }
 
-impl ToolSet {
+impl FnToolBox {
     /// A box of these tools. Fails, listing every problem at once, on an
     /// illegal or duplicate name, a non-object argument type, or a
     /// `describe_arg` naming a missing argument.
@@ -299,7 +304,7 @@ impl ToolSet {
             }
         }
         if problems.is_empty() {
-            Ok(ToolSet { tools, index })
+            Ok(FnToolBox { tools, index })
         } else {
             Err(DefinitionError::new(problems))
         }
@@ -314,7 +319,7 @@ impl ToolSet {
     }
 }
 
-impl ToolBox for ToolSet {
+impl ToolBox for FnToolBox {
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
         self.tools.iter().map(|t| t.specification.clone()).collect()
     }
