@@ -85,7 +85,7 @@ impl Crm {
 mod orders {
     /// Gets an order by its number.
     #[tool(read_only)]
-    pub async fn get_order(
+    pub(crate) async fn get_order(
         /// The order number, e.g. "A-1001".
         number: String,
     ) -> String {

@@ -91,6 +91,33 @@ pub mod mcp {
     pub use toolbox_mcp::*;
 }
 
+/// The guide: the pages of `docs/` and the README, whose Rust examples are
+/// compiled and run as doc tests, so none can rot.
+#[cfg(all(any(doc, doctest), feature = "macros", feature = "registry"))]
+pub mod guide {
+    #[doc = include_str!("../README.md")]
+    pub mod readme {}
+    #[doc = include_str!("../docs/lifecycle.md")]
+    pub mod lifecycle {}
+    #[doc = include_str!("../docs/boxes.md")]
+    pub mod boxes {}
+    #[doc = include_str!("../docs/macros.md")]
+    pub mod macros {}
+    #[doc = include_str!("../docs/errors.md")]
+    pub mod errors {}
+    #[doc = include_str!("../docs/registry.md")]
+    pub mod registry {}
+    #[doc = include_str!("../docs/providers.md")]
+    pub mod providers {}
+    #[doc = include_str!("../docs/testing.md")]
+    pub mod testing {}
+    #[doc = include_str!("../docs/reliability.md")]
+    pub mod reliability {}
+    #[cfg(feature = "mcp")]
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp {}
+}
+
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{

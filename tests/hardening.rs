@@ -756,7 +756,7 @@ async fn non_finite_results_are_errors_naming_the_path() {
 mod naming {
     use super::*;
 
-    pub struct Words;
+    pub(crate) struct Words;
 
     /// Word tools.
     #[tool_box]

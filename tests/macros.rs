@@ -579,7 +579,7 @@ mod crm {
 
     /// Gets a customer by id.
     #[tool(read_only)]
-    pub fn get_customer(id: u32) -> String {
+    pub(crate) fn get_customer(id: u32) -> String {
         format!("customer {id}")
     }
 

@@ -33,13 +33,13 @@ impl Crm {
 mod orders {
     /// Gets an order by id.
     #[tool(read_only)]
-    pub fn get_order(id: u32) -> String {
+    pub(crate) fn get_order(id: u32) -> String {
         format!("order {id}")
     }
 
     /// Looks something up.
     #[tool]
-    pub fn lookup(q: String) -> String {
+    pub(crate) fn lookup(q: String) -> String {
         format!("orders:{q}")
     }
 }

@@ -9,7 +9,7 @@ use toolbox::{ToolErrorKind, ToolHandler};
 
 /// Counts lifecycle events and remembers the failures' kinds.
 #[derive(Clone, Default)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub starts: Arc<AtomicUsize>,
     pub successes: Arc<AtomicUsize>,
     pub errors: Arc<AtomicUsize>,
@@ -18,7 +18,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn handler(&self) -> ToolHandler {
+    pub(crate) fn handler(&self) -> ToolHandler {
         let (starts, successes, errors) = (
             self.starts.clone(),
             self.successes.clone(),
@@ -45,7 +45,7 @@ impl Counts {
     }
 
     /// (starts, successes, errors)
-    pub fn get(&self) -> (usize, usize, usize) {
+    pub(crate) fn get(&self) -> (usize, usize, usize) {
         (
             self.starts.load(Ordering::SeqCst),
             self.successes.load(Ordering::SeqCst),
@@ -53,13 +53,13 @@ impl Counts {
         )
     }
 
-    pub fn kinds(&self) -> Vec<ToolErrorKind> {
+    pub(crate) fn kinds(&self) -> Vec<ToolErrorKind> {
         self.error_kinds.lock().unwrap().clone()
     }
 }
 
 /// Every provider toolbox speaks.
-pub const PROVIDERS: [toolbox::provider::Provider; 9] = [
+pub(crate) const PROVIDERS: [toolbox::provider::Provider; 9] = [
     toolbox::provider::Provider::OpenAiChat { strict: true },
     toolbox::provider::Provider::OpenAiChat { strict: false },
     toolbox::provider::Provider::OpenAiResponses { strict: true },
@@ -73,7 +73,7 @@ pub const PROVIDERS: [toolbox::provider::Provider; 9] = [
 
 /// Asserts that every schema `toolbox` emits is inside every provider's
 /// dialect once lowered (the validators of `toolbox::provider`).
-pub fn assert_fits_every_provider<B: toolbox::ToolBox + ?Sized>(toolbox: &B) {
+pub(crate) fn assert_fits_every_provider<B: toolbox::ToolBox + ?Sized>(toolbox: &B) {
     for provider in PROVIDERS {
         toolbox::testing::check_surface(toolbox, provider).assert_clean();
     }

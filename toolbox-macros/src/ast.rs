@@ -21,7 +21,7 @@ use crate::doc;
 
 /// Where the function sits.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Site {
+pub(crate) enum Site {
     /// A method of a `#[tool_box]` impl block.
     Method,
     /// A free function with `#[tool]`.
@@ -31,7 +31,7 @@ pub enum Site {
 }
 
 /// One tool: its function, its attribute, its parameters and its output.
-pub struct Tool {
+pub(crate) struct Tool {
     pub site: Site,
     /// The signature as the user wrote it (parameter attributes stripped).
     pub sig: Signature,
@@ -43,7 +43,7 @@ pub struct Tool {
     pub output: Output,
 }
 
-pub struct Param {
+pub(crate) struct Param {
     pub ident: Ident,
     pub ty: Type,
     pub kind: ParamKind,
@@ -53,7 +53,7 @@ pub struct Param {
     pub whole_attr: Option<Span>,
 }
 
-pub enum ParamKind {
+pub(crate) enum ParamKind {
     /// A field of the argument object.
     Arg {
         rename: Option<LitStr>,
@@ -69,7 +69,7 @@ pub enum ParamKind {
     Whole { wrapped: Option<Type> },
 }
 
-pub enum Output {
+pub(crate) enum Output {
     Unit,
     /// `Result<T, E>` (any `Result` with the ok type first).
     Result(Type),
@@ -82,7 +82,7 @@ pub enum Output {
 
 impl Tool {
     /// Reads a tool from its attribute and signature.
-    pub fn read(
+    pub(crate) fn read(
         site: Site,
         attrs: &[Attribute],
         args: ToolArgs,
@@ -122,7 +122,7 @@ impl Tool {
     }
 
     /// Whether the tool is a `&self` method.
-    pub fn has_receiver(&self) -> bool {
+    pub(crate) fn has_receiver(&self) -> bool {
         self.sig.receiver().is_some()
     }
 }

@@ -12,7 +12,7 @@ use syn::{Attribute, Expr, Lit, LitStr, Path};
 /// `#[tool_box(name = "…", crate = path)]`.
 #[derive(Default, FromMeta)]
 #[darling(default)]
-pub struct BoxArgs {
+pub(crate) struct BoxArgs {
     /// The box's name (default: the type's or module's name, snake_case).
     pub name: Option<LitStr>,
     /// Where the `toolbox` crate is (default: `::toolbox`).
@@ -23,7 +23,7 @@ pub struct BoxArgs {
 /// `#[tool(..)]`.
 #[derive(Default, FromMeta)]
 #[darling(default)]
-pub struct ToolArgs {
+pub(crate) struct ToolArgs {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
     pub title: Option<LitStr>,
@@ -39,7 +39,7 @@ pub struct ToolArgs {
 /// `#[arg(..)]` on a parameter.
 #[derive(Default, FromMeta)]
 #[darling(default)]
-pub struct ArgArgs {
+pub(crate) struct ArgArgs {
     pub description: Option<LitStr>,
     /// `default` (the type's `Default`) or `default = expr`.
     pub default: Option<Override<DefaultExpr>>,
@@ -47,7 +47,7 @@ pub struct ArgArgs {
 }
 
 /// A default's expression, taken as written (a string literal stays one).
-pub struct DefaultExpr(pub Expr);
+pub(crate) struct DefaultExpr(pub Expr);
 
 impl FromMeta for DefaultExpr {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
@@ -56,7 +56,7 @@ impl FromMeta for DefaultExpr {
 }
 
 /// `timeout = "5s"`, in milliseconds, with the literal's span.
-pub struct Timeout {
+pub(crate) struct Timeout {
     pub millis: u64,
     pub span: Span,
 }
@@ -81,7 +81,7 @@ impl FromMeta for Timeout {
 
 /// Reads an attribute macro's own arguments (`#[tool(…)]` on a free
 /// function, `#[tool_box(…)]`).
-pub fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling::Result<T> {
+pub(crate) fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling::Result<T> {
     if tokens.is_empty() {
         return Ok(T::default());
     }
@@ -90,7 +90,7 @@ pub fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling::Resul
 }
 
 /// Reads an inner attribute: `#[tool]` / `#[tool(…)]`, `#[arg(…)]`.
-pub fn from_attribute<T: FromMeta + Default>(attribute: &Attribute) -> darling::Result<T> {
+pub(crate) fn from_attribute<T: FromMeta + Default>(attribute: &Attribute) -> darling::Result<T> {
     match &attribute.meta {
         syn::Meta::Path(_) => Ok(T::default()),
         syn::Meta::List(list) => from_tokens(list.tokens.clone()),
@@ -105,7 +105,7 @@ pub fn from_attribute<T: FromMeta + Default>(attribute: &Attribute) -> darling::
 /// Whether `attribute` is this crate's `#[tool]`: `tool`, `toolbox::tool`,
 /// `toolbox_macros::tool` or `toolbox::prelude::tool`, never any other
 /// crate's attribute that happens to end in `tool`.
-pub fn is_tool_attribute(attribute: &Attribute) -> bool {
+pub(crate) fn is_tool_attribute(attribute: &Attribute) -> bool {
     let text = path_text(attribute.path());
     matches!(
         text.as_str(),
@@ -114,7 +114,7 @@ pub fn is_tool_attribute(attribute: &Attribute) -> bool {
 }
 
 /// A path as written, without spaces or a leading `::`.
-pub fn path_text(path: &Path) -> String {
+pub(crate) fn path_text(path: &Path) -> String {
     path.segments
         .iter()
         .map(|s| s.ident.to_string())

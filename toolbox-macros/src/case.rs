@@ -1,7 +1,7 @@
 //! Names between Rust's cases: a type's name to a box's, a function's to its `{Name}Tool` type.
 
 /// `CrmService` → `crm_service`, `HTTPClient` → `http_client`.
-pub fn snake_case(ident: &str) -> String {
+pub(crate) fn snake_case(ident: &str) -> String {
     let ident = ident.trim_start_matches("r#");
     let chars: Vec<char> = ident.chars().collect();
     let mut out = String::with_capacity(ident.len() + 4);
@@ -25,7 +25,7 @@ pub fn snake_case(ident: &str) -> String {
 }
 
 /// `get_weather` → `GetWeather`.
-pub fn camel_case(ident: &str) -> String {
+pub(crate) fn camel_case(ident: &str) -> String {
     ident
         .trim_start_matches("r#")
         .split('_')

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use syn::{Attribute, Expr, ExprLit, Lit, Meta};
 
 /// The lines of an item's doc comments, one leading space removed.
-pub fn lines(attrs: &[Attribute]) -> Vec<String> {
+pub(crate) fn lines(attrs: &[Attribute]) -> Vec<String> {
     let mut lines = Vec::new();
     for attr in attrs {
         if !attr.path().is_ident("doc") {
@@ -29,7 +29,7 @@ pub fn lines(attrs: &[Attribute]) -> Vec<String> {
 
 /// The description: everything before the first `#` heading, trimmed;
 /// `None` when empty.
-pub fn description(lines: &[String]) -> Option<String> {
+pub(crate) fn description(lines: &[String]) -> Option<String> {
     let body: Vec<&str> = lines
         .iter()
         .map(String::as_str)
@@ -42,7 +42,7 @@ pub fn description(lines: &[String]) -> Option<String> {
 /// Parameter descriptions from a `# Arguments` (or `# Parameters`) section:
 /// bullets like ``* `city` - The city`` or `- city: The city`; continuation
 /// lines are joined.
-pub fn arguments(lines: &[String]) -> BTreeMap<String, String> {
+pub(crate) fn arguments(lines: &[String]) -> BTreeMap<String, String> {
     let mut found = BTreeMap::new();
     let mut in_section = false;
     let mut current: Option<String> = None;
@@ -101,6 +101,6 @@ fn split_item(item: &str) -> Option<(String, String)> {
 }
 
 /// Whether an attribute is a doc comment.
-pub fn is_doc(attr: &Attribute) -> bool {
+pub(crate) fn is_doc(attr: &Attribute) -> bool {
     attr.path().is_ident("doc")
 }

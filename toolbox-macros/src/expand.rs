@@ -12,7 +12,7 @@ use syn::{Generics, Type};
 use crate::ast::{Output, ParamKind, Tool};
 
 /// What the generated impl is for and how it calls the tools.
-pub struct BoxTarget {
+pub(crate) struct BoxTarget {
     pub krate: TokenStream,
     pub self_ty: TokenStream,
     pub generics: Generics,
@@ -22,7 +22,7 @@ pub struct BoxTarget {
 
 impl BoxTarget {
     /// The impl's generics, with `Self: Send + Sync` when it has any.
-    pub fn impl_generics(&self) -> Generics {
+    pub(crate) fn impl_generics(&self) -> Generics {
         let mut generics = self.generics.clone();
         if !generics.params.is_empty() {
             let self_ty = &self.self_ty;
@@ -36,7 +36,7 @@ impl BoxTarget {
 }
 
 /// `::toolbox`, or the path given with `crate = …`.
-pub fn krate(path: Option<&syn::Path>) -> TokenStream {
+pub(crate) fn krate(path: Option<&syn::Path>) -> TokenStream {
     match path {
         Some(path) => path.to_token_stream(),
         None => quote!(::toolbox),
@@ -295,7 +295,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
 
 /// The generated items for one box: argument structs, the `ToolBox` and
 /// `NamedToolBox` impls, inside one `const _` block.
-pub fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
+pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     let krate = &target.krate;
     let private = quote!(#krate::__private);
     let self_ty = &target.self_ty;

@@ -10,7 +10,7 @@ use quote::quote;
 use crate::expand::BoxTarget;
 
 /// A box that offers no tools and answers every call as unknown.
-pub fn stand_in(target: &BoxTarget) -> TokenStream {
+pub(crate) fn stand_in(target: &BoxTarget) -> TokenStream {
     let krate = &target.krate;
     let private = quote!(#krate::__private);
     let self_ty = &target.self_ty;

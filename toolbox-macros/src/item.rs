@@ -156,7 +156,7 @@ fn failed(errors: Accumulator, item: impl ToTokens) -> TokenStream {
 }
 
 /// `#[tool_box]` on an impl block or an inline module.
-pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Error::accumulator();
     let args: BoxArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
     let mut container = match syn::parse2::<Item>(item.clone()) {
@@ -243,7 +243,7 @@ pub fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `#[tool]` on a free function: the function stays as written, and a unit
 /// struct `{CamelName}Tool` becomes a one-tool box for it.
-pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Error::accumulator();
     let args: ToolArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
     let mut function: ItemFn = match syn::parse2(item.clone()) {

@@ -14,12 +14,12 @@ use syn::{Generics, ReceiverKind, Safety, Type};
 use crate::ast::{Param, ParamKind, Site, Tool};
 
 /// An error at `span`.
-pub fn at(span: Span, message: impl std::fmt::Display) -> Error {
+pub(crate) fn at(span: Span, message: impl std::fmt::Display) -> Error {
     Error::from(syn::Error::new(span, message))
 }
 
 /// The rules of one tool: its signature, its attribute, its parameters.
-pub fn tool(tool: &Tool, errors: &mut Accumulator) {
+pub(crate) fn tool(tool: &Tool, errors: &mut Accumulator) {
     let sig = &tool.sig;
     name(&tool.name, tool.name_span, "tool", errors);
     if tool
@@ -216,7 +216,7 @@ fn parameters(params: &[Param], errors: &mut Accumulator) {
 }
 
 /// The rules across a box's tools.
-pub fn tools(tools: &[Tool], errors: &mut Accumulator) {
+pub(crate) fn tools(tools: &[Tool], errors: &mut Accumulator) {
     let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
     for tool in tools {
         if seen.insert(&tool.name, tool.name_span).is_some() {
@@ -230,7 +230,7 @@ pub fn tools(tools: &[Tool], errors: &mut Accumulator) {
 
 /// An impl's generic parameters cannot shape a tool's arguments: the schema
 /// is one for every instantiation.
-pub fn generic_arguments(generics: &Generics, tools: &[Tool], errors: &mut Accumulator) {
+pub(crate) fn generic_arguments(generics: &Generics, tools: &[Tool], errors: &mut Accumulator) {
     for generic in generics.type_params() {
         for tool in tools {
             for param in &tool.params {
@@ -263,7 +263,7 @@ fn mentions(ty: &Type, generic: &syn::Ident) -> bool {
 }
 
 /// `^[a-zA-Z0-9_-]{1,64}$`, the rule every provider accepts.
-pub fn name(name: &str, span: Span, what: &str, errors: &mut Accumulator) {
+pub(crate) fn name(name: &str, span: Span, what: &str, errors: &mut Accumulator) {
     let message = if name.is_empty() {
         format!("a {what} name cannot be empty")
     } else if name.len() > 64 {
