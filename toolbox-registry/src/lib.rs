@@ -28,11 +28,9 @@
 
 mod core_tools;
 mod error;
-#[cfg(feature = "http-get")]
+#[cfg(any(test, feature = "http-get"))]
 mod http_get;
 mod key;
-#[cfg(any(test, feature = "http-get"))]
-mod net;
 mod registry;
 mod resolve;
 

@@ -1,5 +1,5 @@
 //! Validators, one per dialect, written from each provider's documented
-//! rules (shared/reference/provider_rules.md): what a provider would refuse.
+//! rules (each provider's API reference): what a provider would refuse.
 
 use std::collections::BTreeSet;
 

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use toolbox_core::{arguments::echo, try_tool_fn, FnToolBox, ToolError};
 use url::{Host, Url};
 
-use crate::net::refusal;
+use super::address::refusal;
 use crate::{HttpGetOptions, Registry, RegistryError, ToolKey};
 
 /// The arguments of `http_get`.
