@@ -1,15 +1,13 @@
-//! Validators, one per dialect, written from each provider's documented
-//! rules (each provider's API reference): what a provider would refuse.
+//! Validators, one per dialect, from the same rule tables lowering applies
+//! (each provider's documented rules): what a provider would refuse.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::lower::{
-    is_gemini_parameter_name, ANTHROPIC_FORMATS, ANTHROPIC_UNSUPPORTED, GEMINI_JSON_SCHEMA_KEYS,
-    GEMINI_PARAMETER_KEYS, OPENAI_FORMATS,
-};
+use super::rules::{gemini_parameter_format, is_gemini_parameter_name};
+use super::walk;
 use super::{join, Dialect};
 
 /// One rule a schema breaks.
@@ -83,6 +81,14 @@ struct Checker {
     defs: Map<String, Value>,
 }
 
+fn is_object_type(object: &Map<String, Value>) -> bool {
+    object.get("type").is_some_and(|t| {
+        t == "object"
+            || t.as_array()
+                .is_some_and(|a| a.iter().any(|t| t == "object"))
+    })
+}
+
 impl Checker {
     fn flag(&mut self, path: &str, rule: impl Into<String>) {
         self.violations.push(Violation {
@@ -98,57 +104,56 @@ impl Checker {
             }
             return;
         };
+        self.table(object, path);
         match self.dialect {
             Dialect::OpenAiStrict => self.openai_strict(object, path, depth),
             Dialect::AnthropicStrict => self.anthropic_strict(object, path, refs),
             Dialect::GeminiParameters => self.gemini_parameters(object, path),
-            Dialect::GeminiJsonSchema => self.gemini_json(object, path),
-            Dialect::OpenAi | Dialect::Anthropic | Dialect::Mcp => {}
+            Dialect::GeminiJsonSchema | Dialect::OpenAi | Dialect::Anthropic | Dialect::Mcp => {}
         }
         if let Some(Value::Array(values)) = object.get("enum") {
             self.enum_values += values.len();
         }
-        for (key, child) in object {
-            match key.as_str() {
-                "properties" | "$defs" | "definitions" | "patternProperties" => {
-                    if let Some(map) = child.as_object() {
-                        if key == "properties" {
-                            self.properties += map.len();
-                        }
-                        for (name, schema) in map {
-                            let (next_path, next_depth) = match key.as_str() {
-                                "properties" => (join(path, name), depth + 1),
-                                other => (join(&join(path, other), name), depth),
-                            };
-                            self.node(schema, &next_path, next_depth, refs);
-                        }
-                    }
-                }
-                "items" if child.is_object() => {
-                    self.node(child, &format!("{path}[]"), depth + 1, refs);
-                }
-                "additionalProperties" | "not" | "if" | "then" | "else" | "propertyNames"
-                    if child.is_object() =>
-                {
-                    self.node(child, &join(path, key), depth + 1, refs);
-                }
-                "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
-                    for (i, branch) in child.as_array().into_iter().flatten().enumerate() {
-                        self.node(branch, &format!("{}[{i}]", join(path, key)), depth, refs);
-                    }
-                }
-                _ => {}
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            self.properties += properties.len();
+        }
+        for (edge, child) in walk::children(object) {
+            self.node(
+                child,
+                &edge.schema_path(path),
+                depth + usize::from(edge.nests()),
+                refs,
+            );
+        }
+    }
+
+    /// The dialect's table: keywords it does not take, keys outside its
+    /// subset, formats it does not know.
+    fn table(&mut self, object: &Map<String, Value>, path: &str) {
+        let rules = self.dialect.rules();
+        for key in object.keys() {
+            if let Some(rule) = rules.flags_key(key) {
+                self.flag(&join(path, key), rule);
+            }
+        }
+        if let (Some(format), Some(_)) =
+            (object.get("format").and_then(Value::as_str), rules.formats)
+        {
+            if !rules.accepts_format(format) {
+                self.flag(
+                    &join(path, "format"),
+                    format!(
+                        "{}: {}",
+                        rules.name,
+                        rules.format_verdict.replace("{}", format)
+                    ),
+                );
             }
         }
     }
 
     fn closed_objects(&mut self, object: &Map<String, Value>, path: &str, provider: &str) {
-        let is_object = object.get("type").is_some_and(|t| {
-            t == "object"
-                || t.as_array()
-                    .is_some_and(|a| a.iter().any(|t| t == "object"))
-        }) || object.contains_key("properties");
-        if !is_object {
+        if !(is_object_type(object) || object.contains_key("properties")) {
             return;
         }
         if object.get("additionalProperties") != Some(&Value::Bool(false)) {
@@ -159,15 +164,22 @@ impl Checker {
         }
     }
 
+    fn maps(&mut self, object: &Map<String, Value>, path: &str, provider: &str) {
+        if object
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        {
+            self.flag(
+                &join(path, "additionalProperties"),
+                format!("{provider}: maps cannot be expressed"),
+            );
+        }
+    }
+
     fn openai_strict(&mut self, object: &Map<String, Value>, path: &str, depth: usize) {
         let provider = "OpenAI strict";
         self.closed_objects(object, path, provider);
-        let is_object = object.get("type").is_some_and(|t| {
-            t == "object"
-                || t.as_array()
-                    .is_some_and(|a| a.iter().any(|t| t == "object"))
-        });
-        if is_object && !object.contains_key("properties") {
+        if is_object_type(object) && !object.contains_key("properties") {
             self.flag(
                 path,
                 "OpenAI strict: an object schema must have `properties` (use `{}`)",
@@ -185,45 +197,7 @@ impl Checker {
                 }
             }
         }
-        for keyword in [
-            "oneOf",
-            "allOf",
-            "not",
-            "if",
-            "then",
-            "else",
-            "dependentRequired",
-            "dependentSchemas",
-            "patternProperties",
-            "propertyNames",
-            "uniqueItems",
-            "default",
-            "prefixItems",
-        ] {
-            if object.contains_key(keyword) {
-                self.flag(
-                    &join(path, keyword),
-                    format!("OpenAI strict: `{keyword}` is not permitted"),
-                );
-            }
-        }
-        if object
-            .get("additionalProperties")
-            .is_some_and(Value::is_object)
-        {
-            self.flag(
-                &join(path, "additionalProperties"),
-                "OpenAI strict: maps cannot be expressed",
-            );
-        }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            if !OPENAI_FORMATS.contains(&format) {
-                self.flag(
-                    &join(path, "format"),
-                    format!("OpenAI strict: `{format}` is not a supported format"),
-                );
-            }
-        }
+        self.maps(object, path, provider);
         if object.contains_key("$ref") && object.len() > 1 {
             self.flag(path, "OpenAI strict: `$ref` cannot have sibling keywords");
         }
@@ -240,23 +214,6 @@ impl Checker {
     ) {
         let provider = "Anthropic strict";
         self.closed_objects(object, path, provider);
-        let structural = [
-            "oneOf",
-            "prefixItems",
-            "not",
-            "if",
-            "then",
-            "else",
-            "patternProperties",
-        ];
-        for keyword in structural.iter().chain(ANTHROPIC_UNSUPPORTED) {
-            if object.contains_key(*keyword) {
-                self.flag(
-                    &join(path, keyword),
-                    format!("Anthropic strict: `{keyword}` is not supported"),
-                );
-            }
-        }
         if let Some(min) = object.get("minItems").and_then(Value::as_u64) {
             if min > 1 {
                 self.flag(
@@ -265,23 +222,7 @@ impl Checker {
                 );
             }
         }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            if !ANTHROPIC_FORMATS.contains(&format) {
-                self.flag(
-                    &join(path, "format"),
-                    format!("Anthropic strict: `{format}` is not a supported format"),
-                );
-            }
-        }
-        if object
-            .get("additionalProperties")
-            .is_some_and(Value::is_object)
-        {
-            self.flag(
-                &join(path, "additionalProperties"),
-                "Anthropic strict: maps cannot be expressed",
-            );
-        }
+        self.maps(object, path, provider);
         if let Some(Value::Array(all_of)) = object.get("allOf") {
             if all_of.iter().any(|b| b.get("$ref").is_some()) {
                 self.flag(
@@ -293,7 +234,7 @@ impl Checker {
         if let Some(name) = object
             .get("$ref")
             .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(walk::def_name)
         {
             if refs.iter().any(|r| r == name) {
                 self.flag(
@@ -324,12 +265,14 @@ impl Checker {
     }
 
     fn gemini_parameters(&mut self, object: &Map<String, Value>, path: &str) {
-        for key in object.keys() {
-            if !GEMINI_PARAMETER_KEYS.contains(&key.as_str()) {
-                self.flag(
-                    &join(path, key),
-                    format!("Gemini `parameters`: unknown key `{key}`"),
-                );
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            for name in properties.keys() {
+                if !is_gemini_parameter_name(name) {
+                    self.flag(
+                        &join(path, name),
+                        format!("Gemini `parameters`: `{name}` is not a legal parameter name"),
+                    );
+                }
             }
         }
         match object.get("type") {
@@ -362,55 +305,15 @@ impl Checker {
             object.get("type").and_then(Value::as_str),
             object.get("format").and_then(Value::as_str),
         ) {
-            let ok = matches!(
-                (t, format),
-                ("integer", "int32" | "int64")
-                    | ("number", "float" | "double")
-                    | ("string", "date-time" | "enum")
-            );
-            if !ok {
+            if !gemini_parameter_format(Some(t), format) {
                 self.flag(
                     &join(path, "format"),
                     format!("Gemini `parameters`: format `{format}` is not supported for `{t}`"),
                 );
             }
         }
-        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-            for name in properties.keys() {
-                if !is_gemini_parameter_name(name) {
-                    self.flag(
-                        &join(path, name),
-                        format!("Gemini `parameters`: `{name}` is not a legal parameter name"),
-                    );
-                }
-            }
-        }
-    }
-
-    fn gemini_json(&mut self, object: &Map<String, Value>, path: &str) {
-        for key in object.keys() {
-            if !GEMINI_JSON_SCHEMA_KEYS.contains(&key.as_str()) {
-                self.flag(
-                    &join(path, key),
-                    format!(
-                        "Gemini `parametersJsonSchema`: `{key}` is outside the supported subset"
-                    ),
-                );
-            }
-        }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            if !OPENAI_FORMATS.contains(&format)
-                && !["int32", "int64", "float", "double"].contains(&format)
-            {
-                self.flag(
-                    &join(path, "format"),
-                    format!("Gemini `parametersJsonSchema`: format `{format}` is undocumented"),
-                );
-            }
-        }
     }
 }
-
 /// Why `name` is not a legal tool name for the provider of `dialect`.
 pub fn name_problem(name: &str, dialect: Dialect) -> Option<String> {
     let (ok, rule) = match dialect {

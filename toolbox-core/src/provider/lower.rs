@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
+use super::rules::{gemini_parameter_format, is_gemini_parameter_name, Fix};
+use super::walk::{self, def_name, Edge};
 use super::{join, Dialect};
 
 /// Why a schema cannot be expressed in a dialect.
@@ -17,101 +19,6 @@ pub struct LowerError {
     /// What cannot be expressed and what to do instead.
     pub message: String,
 }
-
-/// Formats OpenAI strict mode accepts on strings.
-pub(crate) const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Formats Anthropic strict mode accepts on strings.
-pub(crate) const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Keys Gemini's legacy `parameters` (OpenAPI 3.0 subset) accepts.
-pub(crate) const GEMINI_PARAMETER_KEYS: &[&str] = &[
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "properties",
-    "required",
-    "propertyOrdering",
-    "items",
-    "minItems",
-    "maxItems",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minimum",
-    "maximum",
-    "minProperties",
-    "maxProperties",
-    "anyOf",
-    "default",
-    "example",
-];
-/// Keys of Gemini's `parametersJsonSchema` subset.
-pub(crate) const GEMINI_JSON_SCHEMA_KEYS: &[&str] = &[
-    "type",
-    "format",
-    "title",
-    "description",
-    "default",
-    "items",
-    "minItems",
-    "maxItems",
-    "enum",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "additionalProperties",
-    "anyOf",
-    "oneOf",
-    "uniqueItems",
-    "$ref",
-    "$defs",
-    "propertyOrdering",
-];
-/// Keywords Anthropic strict mode does not support: lowering moves them into
-/// the description, the validator flags them.
-pub(crate) const ANTHROPIC_UNSUPPORTED: &[&str] = &[
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-];
 
 /// Lowers a tool's argument schema into `dialect`.
 pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
@@ -193,12 +100,6 @@ impl Drop for Level<'_> {
     fn drop(&mut self) {
         self.0.set(self.0.get().saturating_sub(1));
     }
-}
-
-fn def_name(reference: &str) -> Option<&str> {
-    reference
-        .strip_prefix("#/$defs/")
-        .or_else(|| reference.strip_prefix("#/definitions/"))
 }
 
 impl Lowering {
@@ -283,6 +184,58 @@ impl Lowering {
         Ok(true)
     }
 
+    /// Applies the dialect's table to one node: refuses what cannot be
+    /// expressed, drops what is not understood, renames, and moves what is
+    /// kept as text into the description; unknown formats and keys go.
+    fn apply_rules(&self, object: &mut Map<String, Value>, path: &str) -> Result<(), LowerError> {
+        let rules = self.dialect.rules();
+        let mut described = Vec::new();
+        for (key, fix) in rules.keywords {
+            let Some(value) = object.get(*key) else {
+                continue;
+            };
+            match fix {
+                Fix::Refuse(reason) => {
+                    return Err(self.error(path, reason.message(key, self.dialect)));
+                }
+                Fix::Drop => {
+                    object.remove(*key);
+                }
+                Fix::Rename(to) => {
+                    let value = value.clone();
+                    object.remove(*key);
+                    object.insert((*to).into(), value);
+                }
+                Fix::Describe => {
+                    described.push(format!("{key}: {value}"));
+                    object.remove(*key);
+                }
+            }
+        }
+        if self.dialect == Dialect::AnthropicStrict {
+            if let Some(min) = object.get("minItems").and_then(Value::as_u64) {
+                if min > 1 {
+                    object.remove("minItems");
+                    described.push(format!("minItems: {min}"));
+                }
+            }
+        }
+        if !described.is_empty() {
+            let note = format!("{{{}}}", described.join(", "));
+            let description = match object.get("description").and_then(Value::as_str) {
+                Some(text) => format!("{text} {note}"),
+                None => note,
+            };
+            object.insert("description".into(), Value::String(description));
+        }
+        if let Some(format) = object.get("format").and_then(Value::as_str) {
+            if !rules.accepts_format(format) {
+                object.remove("format");
+            }
+        }
+        Ok(())
+    }
+
     /// OpenAI strict and Anthropic strict.
     fn strict(
         &self,
@@ -297,103 +250,27 @@ impl Lowering {
         let openai = self.dialect == Dialect::OpenAiStrict;
         // A one-branch `allOf` (how some generators attach siblings to a
         // `$ref`) is merged first, so a `$ref` it carries is inlined below.
-        match object.remove("allOf") {
-            Some(Value::Array(mut branches)) if branches.len() == 1 => {
-                if let Some(Value::Object(only)) = branches.pop() {
-                    for (key, value) in only {
-                        object.entry(key).or_insert(value);
+        if let Some(Value::Array(branches)) = object.get("allOf") {
+            if branches.len() == 1 {
+                if let Some(Value::Array(mut branches)) = object.remove("allOf") {
+                    if let Some(Value::Object(only)) = branches.pop() {
+                        for (key, value) in only {
+                            object.entry(key).or_insert(value);
+                        }
                     }
                 }
             }
-            Some(_) if openai => {
-                return Err(self.error(
-                    path,
-                    "`allOf` is not supported by OpenAI strict mode; flatten the struct",
-                ));
-            }
-            Some(all_of) => {
-                object.insert("allOf".into(), all_of);
-            }
-            None => {}
         }
         let inlined = self.inline_ref(&mut object, path, stack)?;
-        if let Some(one_of) = object.remove("oneOf") {
-            object.insert("anyOf".into(), one_of);
-        }
-        for forbidden in [
-            "not",
-            "if",
-            "then",
-            "else",
-            "dependentRequired",
-            "dependentSchemas",
-        ] {
-            if object.contains_key(forbidden) {
-                return Err(self.error(
-                    path,
-                    format!("`{forbidden}` is not supported by {}", self.dialect.label()),
-                ));
-            }
-        }
-        if object.contains_key("prefixItems") {
-            return Err(self.error(
-                path,
-                format!(
-                    "a tuple (`prefixItems`) cannot be expressed in {}; use a struct",
-                    self.dialect.label()
-                ),
-            ));
-        }
-        if object.contains_key("patternProperties")
-            || object.contains_key("propertyNames")
-            || object
-                .get("additionalProperties")
-                .is_some_and(|a| a != &Value::Bool(false))
+        self.apply_rules(&mut object, path)?;
+        if object
+            .get("additionalProperties")
+            .is_some_and(|a| a != &Value::Bool(false))
         {
             return Err(self.error(
                 path,
-                format!(
-                    "a map (an object with arbitrary keys) cannot be expressed in {}; use a list of key/value structs",
-                    self.dialect.label()
-                ),
+                super::rules::Reason::Map.message("additionalProperties", self.dialect),
             ));
-        }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            let allowed = if openai {
-                OPENAI_FORMATS
-            } else {
-                ANTHROPIC_FORMATS
-            };
-            if !allowed.contains(&format) {
-                object.remove("format");
-            }
-        }
-        if openai {
-            object.remove("default");
-            for key in ["minLength", "maxLength", "uniqueItems"] {
-                object.remove(key);
-            }
-        } else {
-            let mut moved = Vec::new();
-            for key in ANTHROPIC_UNSUPPORTED {
-                if let Some(value) = object.remove(*key) {
-                    moved.push(format!("{key}: {value}"));
-                }
-            }
-            if let Some(min) = object.get("minItems").and_then(Value::as_u64) {
-                if min > 1 {
-                    object.remove("minItems");
-                    moved.push(format!("minItems: {min}"));
-                }
-            }
-            if !moved.is_empty() {
-                let note = format!("{{{}}}", moved.join(", "));
-                let description = match object.get("description").and_then(Value::as_str) {
-                    Some(text) => format!("{text} {note}"),
-                    None => note,
-                };
-                object.insert("description".into(), Value::String(description));
-            }
         }
         let is_object = object
             .get("type")
@@ -402,63 +279,52 @@ impl Lowering {
                     || t.as_array()
                         .is_some_and(|a| a.iter().any(|t| t == "object"))
             });
-        if let Some(Value::Object(properties)) = object.remove("properties") {
-            let required: BTreeSet<String> = object
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut lowered = Map::new();
-            for (key, value) in properties {
-                let mut property = self.strict(value, &join(path, &key), stack)?;
-                if openai && !required.contains(&key) {
-                    property = nullable(property);
+        // Definitions are lowered under `$defs`, each with its own stack.
+        if let Some(definitions) = object.remove("definitions") {
+            object.entry("$defs").or_insert(definitions);
+        }
+        let required: BTreeSet<String> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for key in walk::schema_keys(&object) {
+            walk::map_children(&mut object, &key, |edge, child| match edge {
+                Edge::Def(_, name) => {
+                    self.strict(child, &edge.argument_path(path), &mut vec![name.to_owned()])
                 }
-                lowered.insert(key, property);
-            }
-            if openai {
-                let all: Vec<Value> = lowered.keys().cloned().map(Value::String).collect();
+                Edge::Property(name) => {
+                    let property = self.strict(child, &edge.argument_path(path), stack)?;
+                    Ok(if openai && !required.contains(name) {
+                        nullable(property)
+                    } else {
+                        property
+                    })
+                }
+                _ => self.strict(child, &edge.argument_path(path), stack),
+            })?;
+        }
+        match object.get("properties").and_then(Value::as_object) {
+            Some(properties) if openai => {
+                let all: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
                 object.insert("required".into(), Value::Array(all));
             }
-            object.insert("properties".into(), Value::Object(lowered));
-        } else if is_object {
-            object.insert("properties".into(), json!({}));
-            if openai {
-                object.insert("required".into(), json!([]));
+            Some(_) => {}
+            None if is_object => {
+                object.insert("properties".into(), json!({}));
+                if openai {
+                    object.insert("required".into(), json!([]));
+                }
             }
+            None => {}
         }
         if is_object {
             object.insert("additionalProperties".into(), Value::Bool(false));
-        }
-        if let Some(items) = object.remove("items") {
-            object.insert(
-                "items".into(),
-                self.strict(items, &format!("{path}[]"), stack)?,
-            );
-        }
-        if let Some(Value::Array(branches)) = object.remove("anyOf") {
-            let lowered: Result<Vec<Value>, LowerError> = branches
-                .into_iter()
-                .map(|b| self.strict(b, path, stack))
-                .collect();
-            object.insert("anyOf".into(), Value::Array(lowered?));
-        }
-        for defs_key in ["$defs", "definitions"] {
-            if let Some(Value::Object(defs)) = object.remove(defs_key) {
-                let mut lowered = Map::new();
-                for (name, def) in defs {
-                    lowered.insert(
-                        name.clone(),
-                        self.strict(def, &format!("$defs.{name}"), &mut vec![name])?,
-                    );
-                }
-                object.insert("$defs".into(), Value::Object(lowered));
-            }
         }
         if inlined {
             stack.pop();
@@ -476,53 +342,17 @@ impl Lowering {
         if let Some(constant) = object.remove("const") {
             object.insert("enum".into(), Value::Array(vec![constant]));
         }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            if !OPENAI_FORMATS.contains(&format)
-                && !["int32", "int64", "float", "double"].contains(&format)
-            {
-                object.remove("format");
+        self.apply_rules(&mut object, path)?;
+        // Only what the dialect keeps is lowered; the rest goes below.
+        let rules = self.dialect.rules();
+        for key in walk::schema_keys(&object) {
+            if rules.accepts_key(&key) {
+                walk::map_children(&mut object, &key, |edge, child| {
+                    self.gemini_json(child, &edge.argument_path(path))
+                })?;
             }
         }
-        if object.contains_key("prefixItems") {
-            return Err(self.error(
-                path,
-                "a tuple (`prefixItems`) cannot be expressed for Gemini; use a struct",
-            ));
-        }
-        let keys: Vec<String> = object.keys().cloned().collect();
-        for key in keys {
-            let child_path = match key.as_str() {
-                "properties" | "$defs" => path.to_owned(),
-                _ => join(path, &key),
-            };
-            let value = object.remove(&key).unwrap_or(Value::Null);
-            let lowered = match key.as_str() {
-                "properties" | "$defs" => match value {
-                    Value::Object(map) => Value::Object(
-                        map.into_iter()
-                            .map(|(k, v)| {
-                                self.gemini_json(v, &join(&child_path, &k)).map(|v| (k, v))
-                            })
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    other => other,
-                },
-                "items" | "additionalProperties" => self.gemini_json(value, &child_path)?,
-                "anyOf" | "oneOf" => match value {
-                    Value::Array(branches) => Value::Array(
-                        branches
-                            .into_iter()
-                            .map(|b| self.gemini_json(b, path))
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    other => other,
-                },
-                _ => value,
-            };
-            if GEMINI_JSON_SCHEMA_KEYS.contains(&key.as_str()) {
-                object.insert(key, lowered);
-            }
-        }
+        object.retain(|key, _| rules.accepts_key(key));
         Ok(Value::Object(object))
     }
 
@@ -539,6 +369,7 @@ impl Lowering {
         };
         let _level = self.enter(path)?;
         let inlined = self.inline_ref(&mut object, path, stack)?;
+        self.apply_rules(&mut object, path)?;
         let mut nullable = false;
         if let Some(Value::Array(types)) = object.get("type").cloned() {
             let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
@@ -555,34 +386,48 @@ impl Lowering {
                 }
             }
         }
-        if let Some(one_of) = object.remove("oneOf") {
-            object.insert("anyOf".into(), one_of);
+        if let Some(Value::Array(branches)) = object.get("anyOf") {
+            nullable |= branches
+                .iter()
+                .any(|b| b.get("type").is_some_and(|t| t == "null"));
+            if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+                branches.retain(|b| !b.get("type").is_some_and(|t| t == "null"));
+            }
         }
-        if let Some(Value::Array(branches)) = object.remove("anyOf") {
-            let (nulls, rest): (Vec<Value>, Vec<Value>) = branches
-                .into_iter()
-                .partition(|b| b.get("type").is_some_and(|t| t == "null"));
-            nullable |= !nulls.is_empty();
-            if rest.len() == 1 {
-                let only = self.gemini_parameters(
-                    rest.into_iter().next().unwrap_or_default(),
-                    path,
-                    stack,
-                )?;
-                if let Value::Object(only) = only {
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            if let Some(name) = properties.keys().find(|k| !is_gemini_parameter_name(k)) {
+                return Err(self.error(
+                    &join(path, name),
+                    format!("`{name}` is not a legal Gemini parameter name: start with a letter or `_`, then only letters, digits and `_`, at most 64"),
+                ));
+            }
+        }
+        let rules = self.dialect.rules();
+        for key in walk::schema_keys(&object) {
+            if rules.accepts_key(&key) {
+                walk::map_children(&mut object, &key, |edge, child| {
+                    self.gemini_parameters(child, &edge.argument_path(path), stack)
+                })?;
+            }
+        }
+        // One non-null branch is the value itself; several stand alone,
+        // since Gemini refuses siblings next to `anyOf`.
+        match object.remove("anyOf") {
+            Some(Value::Array(mut rest)) if rest.len() == 1 => {
+                if let Some(Value::Object(only)) = rest.pop() {
                     for (key, value) in only {
                         object.entry(key).or_insert(value);
                     }
                 }
-            } else {
-                let lowered: Result<Vec<Value>, LowerError> = rest
-                    .into_iter()
-                    .map(|b| self.gemini_parameters(b, path, stack))
-                    .collect();
-                // Gemini refuses siblings next to `anyOf`.
-                object.retain(|key, _| key == "nullable");
-                object.insert("anyOf".into(), Value::Array(lowered?));
             }
+            Some(branches @ Value::Array(_)) => {
+                object.retain(|key, _| key == "nullable");
+                object.insert("anyOf".into(), branches);
+            }
+            Some(other) => {
+                object.insert("anyOf".into(), other);
+            }
+            None => {}
         }
         if let Some(constant) = object.remove("const") {
             object.insert("enum".into(), Value::Array(vec![constant]));
@@ -601,62 +446,23 @@ impl Lowering {
             object.insert("enum".into(), Value::Array(strings));
             object.insert("type".into(), Value::String("string".into()));
         }
-        match (
-            object.get("type").and_then(Value::as_str),
-            object.get("format").and_then(Value::as_str),
-        ) {
-            (Some("integer"), Some("int32" | "int64"))
-            | (Some("number"), Some("float" | "double")) => {}
-            (Some("string"), Some("date-time" | "enum")) => {}
-            (_, Some(_)) => {
+        if let Some(format) = object.get("format").and_then(Value::as_str) {
+            if !gemini_parameter_format(object.get("type").and_then(Value::as_str), format) {
                 object.remove("format");
             }
-            _ => {}
         }
-        if object.contains_key("prefixItems") {
-            return Err(self.error(path, "a tuple (`prefixItems`) cannot be expressed in Gemini's `parameters`; use a struct"));
-        }
-        if let Some(Value::Object(properties)) = object.remove("properties") {
-            let mut lowered = Map::new();
-            for (key, value) in properties {
-                let child = join(path, &key);
-                if !is_gemini_parameter_name(&key) {
-                    return Err(self.error(
-                        &child,
-                        format!("`{key}` is not a legal Gemini parameter name: start with a letter or `_`, then only letters, digits and `_`, at most 64"),
-                    ));
-                }
-                lowered.insert(key, self.gemini_parameters(value, &child, stack)?);
-            }
-            object.insert("properties".into(), Value::Object(lowered));
-        }
-        if let Some(items) = object.remove("items") {
-            object.insert(
-                "items".into(),
-                self.gemini_parameters(items, &format!("{path}[]"), stack)?,
-            );
-        } else if object.get("type").is_some_and(|t| t == "array") {
+        if !object.contains_key("items") && object.get("type").is_some_and(|t| t == "array") {
             object.insert("items".into(), json!({"type": "string"}));
         }
         if nullable {
             object.insert("nullable".into(), Value::Bool(true));
         }
-        object.retain(|key, _| GEMINI_PARAMETER_KEYS.contains(&key.as_str()));
+        object.retain(|key, _| rules.accepts_key(key));
         if inlined {
             stack.pop();
         }
         Ok(Value::Object(object))
     }
-}
-
-/// Whether `name` is a legal parameter name in Gemini's `parameters`.
-pub(crate) fn is_gemini_parameter_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 64
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Makes an optional property nullable (OpenAI strict requires every
@@ -721,12 +527,12 @@ fn prune_defs(root: &mut Value) {
         return;
     };
     let mut used = BTreeSet::new();
-    collect_refs(&Value::Object(object.clone()), &mut used);
+    walk::references(&Value::Object(object.clone()), &mut used);
     let mut pending: Vec<String> = used.iter().cloned().collect();
     while let Some(name) = pending.pop() {
         let mut found = BTreeSet::new();
         if let Some(def) = defs.get(&name) {
-            collect_refs(def, &mut found);
+            walk::references(def, &mut found);
         }
         for name in found {
             if used.insert(name.clone()) {
@@ -740,22 +546,5 @@ fn prune_defs(root: &mut Value) {
         .collect();
     if !kept.is_empty() {
         object.insert("$defs".into(), Value::Object(kept));
-    }
-}
-
-fn collect_refs(value: &Value, used: &mut BTreeSet<String>) {
-    match value {
-        Value::Object(object) => {
-            for (key, child) in object {
-                match (key.as_str(), child.as_str().and_then(def_name)) {
-                    ("$ref", Some(name)) => {
-                        used.insert(name.to_owned());
-                    }
-                    _ => collect_refs(child, used),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| collect_refs(i, used)),
-        _ => {}
     }
 }

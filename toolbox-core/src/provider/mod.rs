@@ -29,7 +29,9 @@
 
 mod check;
 mod lower;
+mod rules;
 mod turn;
+mod walk;
 
 pub use check::{name_problem, validate, Violation};
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
