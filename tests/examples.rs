@@ -1,0 +1,83 @@
+//! Every example runs and says what it should: each is started as the
+//! binary `cargo test` built, and its output is checked line by line where
+//! it matters, so none can rot.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The example binary `cargo test` built next to this test.
+fn example(name: &str) -> PathBuf {
+    let mut path = std::env::current_exe().unwrap();
+    path.pop();
+    if path.ends_with("deps") {
+        path.pop();
+    }
+    path.join("examples").join(name)
+}
+
+/// Runs an example to completion; its stdout.
+fn run(name: &str) -> String {
+    let output = Command::new(example(name))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start example `{name}`: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "example `{name}` failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn has(output: &str, line: &str) {
+    assert!(
+        output.lines().any(|l| l.trim() == line),
+        "missing line `{line}` in:\n{output}"
+    );
+}
+
+#[test]
+fn record_replay_replays_without_running_and_reports_drift() {
+    let out = run("record_replay");
+    // Recorded: both tools ran once each, one tape line per call.
+    has(
+        &out,
+        "get_order -> order 98765: shipped 2026-11-20, not delivered",
+    );
+    assert!(out.contains("tape: 2 entries in "), "{out}");
+    // Replayed: the same answers, nothing ran.
+    has(
+        &out,
+        "get_order -> order 98765: shipped 2026-11-20, not delivered (same as recorded: true)",
+    );
+    has(
+        &out,
+        "track -> parcel of 98765: lost in transit since 2026-11-22 (same as recorded: true)",
+    );
+    has(&out, "tools run: 0, calls replayed: 2");
+    // Drifted: the first difference, named.
+    has(&out, "get_order -> [error] replay drift at call 1 (`get_order`): the arguments differ at `number`: the tape has 98765, the call has 12345");
+    has(&out, "tools run: 0");
+}
+
+#[test]
+fn profile_editor_rejects_then_completes_the_working_copy() {
+    let out = run("profile_editor");
+    has(
+        &out,
+        "set_name -> [rejected] `Ada` is not a full name; give a first and a last name",
+    );
+    has(
+        &out,
+        "set_languages -> [rejected] `Rust` has level 7; levels go from 1 (beginner) to 5 (expert)",
+    );
+    has(
+        &out,
+        r#"finish -> [ok] {"complete":false,"outstanding":["summary: missing"]}"#,
+    );
+    has(&out, r#"finish -> [ok] {"complete":true,"outstanding":[]}"#);
+    has(
+        &out,
+        r#"the working copy: {"name":"Ada Lovelace","languages":[{"name":"Rust","level":5},{"name":"Python","level":4}],"experience_years":12,"summary":"Writes analytical engines in Rust."}"#,
+    );
+}
