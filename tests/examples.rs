@@ -81,3 +81,52 @@ fn profile_editor_rejects_then_completes_the_working_copy() {
         r#"the working copy: {"name":"Ada Lovelace","languages":[{"name":"Rust","level":5},{"name":"Python","level":4}],"experience_years":12,"summary":"Writes analytical engines in Rust."}"#,
     );
 }
+
+#[test]
+fn support_agent_holds_the_refund_until_the_operator_approves() {
+    let out = run("support_agent");
+    assert!(
+        out.contains("connected to `knowledge-base` over Streamable HTTP, protocol 2025-11-25"),
+        "{out}"
+    );
+    has(
+        &out,
+        "registered: get_customer@crm, get_order@orders, now@core, refund_order@orders, search@kb",
+    );
+    has(
+        &out,
+        "the agent's tools: get_customer, get_order, refund_order, search",
+    );
+    has(
+        &out,
+        r#"get_customer -> {"id":12345,"name":"Grace Hopper","tier":"gold"}"#,
+    );
+    has(
+        &out,
+        r#"search -> ["Lost parcels: refund in full after 7 days without a delivery scan."]"#,
+    );
+    // Held: no start event for the refund before the approval.
+    has(&out, "refund_order -> this call is waiting for approval; its result will follow in a later message");
+    has(&out, "held for approval: 1");
+    let approved = out.find("-- the operator approves").unwrap();
+    let started = out.find("start   refund_order").unwrap();
+    assert!(
+        started > approved,
+        "the refund ran before the approval:\n{out}"
+    );
+    has(
+        &out,
+        "refund_order -> order 98765 refunded in full (parcel lost in transit)",
+    );
+    has(
+        &out,
+        r#"result message: {"role":"tool","tool_call_id":"call_4","content":"order 98765 refunded in full (parcel lost in transit)"}"#,
+    );
+    // Every call's events, with a timing.
+    for name in ["get_customer", "get_order", "search", "refund_order"] {
+        assert!(
+            out.contains(&format!("success {name} in ")),
+            "{name}: {out}"
+        );
+    }
+}
