@@ -18,6 +18,8 @@ fn example(name: &str) -> PathBuf {
 /// Runs an example to completion; its stdout.
 fn run(name: &str) -> String {
     let output = Command::new(example(name))
+        // model_loop talks to the in-process model unless told otherwise.
+        .env_remove("OPENAI_BASE_URL")
         .output()
         .unwrap_or_else(|e| panic!("cannot start example `{name}`: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -129,4 +131,20 @@ fn support_agent_holds_the_refund_until_the_operator_approves() {
             "{name}: {out}"
         );
     }
+}
+
+#[test]
+fn model_loop_runs_parallel_calls_recovers_from_an_error_and_answers() {
+    let out = run("model_loop");
+    assert!(out.starts_with("model `recorded` at http://127.0.0.1:"), "{out}");
+    // Step 1: two calls in one turn, one of them failing with a reason.
+    has(&out, "step 1: 2 tool call(s): get_weather, get_weather");
+    has(&out, r#"get_weather {"city":"Prag"} -> [error] no city `Prag`; known cities are Prague and Brno"#);
+    has(&out, r#"get_weather {"city":"Brno"} -> [ok] {"city":"Brno","celsius":6,"sky":"clear"}"#);
+    // Step 2: the model read the error and corrected itself.
+    has(&out, "step 2: 1 tool call(s): get_weather");
+    has(&out, r#"get_weather {"city":"Prague"} -> [ok] {"city":"Prague","celsius":4,"sky":"overcast"}"#);
+    // Step 3: the answer, from both results.
+    has(&out, "step 3: the model answers");
+    has(&out, "assistant: Brno is 6 °C and clear; Prague is 4 °C and overcast.");
 }
