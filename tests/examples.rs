@@ -136,15 +136,40 @@ fn support_agent_holds_the_refund_until_the_operator_approves() {
 #[test]
 fn model_loop_runs_parallel_calls_recovers_from_an_error_and_answers() {
     let out = run("model_loop");
-    assert!(out.starts_with("model `recorded` at http://127.0.0.1:"), "{out}");
+    assert!(
+        out.starts_with("model `recorded` at http://127.0.0.1:"),
+        "{out}"
+    );
     // Step 1: two calls in one turn, one of them failing with a reason.
     has(&out, "step 1: 2 tool call(s): get_weather, get_weather");
-    has(&out, r#"get_weather {"city":"Prag"} -> [error] no city `Prag`; known cities are Prague and Brno"#);
-    has(&out, r#"get_weather {"city":"Brno"} -> [ok] {"city":"Brno","celsius":6,"sky":"clear"}"#);
+    has(
+        &out,
+        r#"get_weather {"city":"Prag"} -> [error] no city `Prag`; known cities are Prague and Brno"#,
+    );
+    has(
+        &out,
+        r#"get_weather {"city":"Brno"} -> [ok] {"city":"Brno","celsius":6,"sky":"clear"}"#,
+    );
     // Step 2: the model read the error and corrected itself.
     has(&out, "step 2: 1 tool call(s): get_weather");
-    has(&out, r#"get_weather {"city":"Prague"} -> [ok] {"city":"Prague","celsius":4,"sky":"overcast"}"#);
+    has(
+        &out,
+        r#"get_weather {"city":"Prague"} -> [ok] {"city":"Prague","celsius":4,"sky":"overcast"}"#,
+    );
     // Step 3: the answer, from both results.
     has(&out, "step 3: the model answers");
-    has(&out, "assistant: Brno is 6 °C and clear; Prague is 4 °C and overcast.");
+    has(
+        &out,
+        "assistant: Brno is 6 °C and clear; Prague is 4 °C and overcast.",
+    );
+}
+
+#[test]
+fn otel_exports_the_gen_ai_spans() {
+    let out = run("otel");
+    has(&out, "span `execute_tool add` (Internal, status Unset): gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_1 gen_ai.tool.name=add gen_ai.tool.type=function");
+    has(
+        &out,
+        r#"span `execute_tool divide` (Internal, status Error { description: "" }): error.type=tool_failed gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_2 gen_ai.tool.name=divide gen_ai.tool.type=function"#,
+    );
 }

@@ -90,6 +90,7 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
                 gen_ai.tool.type = "function",
                 gen_ai.tool.call.id = call_id,
                 error.type = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
             );
             // Nobody observes a quiet call (no events, no span to record
             // into): a result already there goes straight back.
@@ -233,6 +234,8 @@ impl<'a> Observation<'a> {
             .report(self.name, self.call_id, result, elapsed)
         {
             self.span.record("error.type", kind.as_str());
+            // OpenTelemetry marks a failed operation's span as an error.
+            self.span.record("otel.status_code", "ERROR");
         }
     }
 }

@@ -1,0 +1,88 @@
+//! The lifecycle's `execute_tool` spans exported through OpenTelemetry:
+//! `tracing-opentelemetry` turns each call's span into an OTel span with the
+//! GenAI attributes (`gen_ai.operation.name`, `gen_ai.tool.name`,
+//! `gen_ai.tool.type`, `gen_ai.tool.call.id`, and `error.type` on failure).
+//! With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans also go to that collector
+//! over OTLP/HTTP; they always go to an in-memory exporter, printed at the
+//! end.
+//!
+//! Run it with `cargo run --example otel`.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use serde_json::json;
+use toolbox::prelude::*;
+use tracing_subscriber::layer::SubscriberExt;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pair {
+    a: i64,
+    b: i64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let memory = InMemorySpanExporter::default();
+    let mut provider = SdkTracerProvider::builder().with_simple_exporter(memory.clone());
+    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some() {
+        // Endpoint, headers and timeout come from the standard OTEL_* variables.
+        let otlp = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()?;
+        provider = provider.with_batch_exporter(otlp);
+        println!("exporting to the OTLP endpoint too");
+    }
+    let provider = provider.build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("toolbox-example")));
+    tracing::subscriber::set_global_default(subscriber)?;
+
+    let tools = FnToolBox::new([
+        tool_fn(
+            "add",
+            "Adds two integers",
+            |p: Pair| async move { p.a + p.b },
+        )
+        .read_only(),
+        try_tool_fn("divide", "Divides a by b", |p: Pair| async move {
+            if p.b == 0 {
+                Err("cannot divide by zero".to_owned())
+            } else {
+                Ok(p.a / p.b)
+            }
+        }),
+    ])?;
+    let handler = ToolHandler::empty();
+    for (id, name, arguments) in [
+        ("call_1", "add", json!({"a": 40, "b": 2})),
+        ("call_2", "divide", json!({"a": 1, "b": 0})),
+    ] {
+        let ctx = Context::new().with_call_id(id);
+        let response = tools.call(name, &arguments, &ctx, &handler).await;
+        println!("{name} -> {}", response.content);
+    }
+
+    provider.force_flush()?;
+    for span in memory.get_finished_spans()? {
+        // The GenAI attributes (tracing-opentelemetry adds code and thread
+        // locations too, left out here).
+        let mut attributes: Vec<String> = span
+            .attributes
+            .iter()
+            .filter(|kv| {
+                kv.key.as_str().starts_with("gen_ai.") || kv.key.as_str().starts_with("error.")
+            })
+            .map(|kv| format!("{}={}", kv.key, kv.value))
+            .collect();
+        attributes.sort();
+        println!(
+            "span `{}` ({:?}, status {:?}): {}",
+            span.name,
+            span.span_kind,
+            span.status,
+            attributes.join(" ")
+        );
+    }
+    provider.shutdown()?;
+    Ok(())
+}
