@@ -173,3 +173,56 @@ fn otel_exports_the_gen_ai_spans() {
         r#"span `execute_tool divide` (Internal, status Error { description: "" }): error.type=tool_failed gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_2 gen_ai.tool.name=divide gen_ai.tool.type=function"#,
     );
 }
+
+#[test]
+fn capabilities_compose_with_conditions_and_elements() {
+    let out = run("capabilities");
+    has(&out, "offered to a visitor on the free plan: knowledge_search, ui_show_chart, ui_navigate, ui_handover");
+    has(&out, "offered to ada on the pro plan: knowledge_search, memory_remember, memory_recall, ui_show_chart, ui_navigate, ui_handover, web_search");
+    // Ranked retrieval: the best two of three, by score.
+    assert!(
+        out.contains(r#"knowledge_search -> [ok] [{"title":"Lost parcels","score":3"#),
+        "{out}"
+    );
+    // Memory per injected user, persisted: it survives reopening the file.
+    has(
+        &out,
+        "memory_remember -> [ok] remembered for ada: prefers email over phone",
+    );
+    has(
+        &out,
+        r#"recall after reopening the file -> [ok] ["prefers email over phone"]"#,
+    );
+    has(
+        &out,
+        "memory_recall (visitor) -> [error] tool `memory_recall` is not available in this context",
+    );
+    // Elements go to the client; the model reads one line.
+    has(
+        &out,
+        "ui_show_chart -> [ok] the chart `Orders per month` with 2 bars is on screen",
+    );
+    has(
+        &out,
+        r#"element for the client: {"type":"bar_chart","title":"Orders per month","bars":[["Oct",12.0],["Nov",17.0]]}"#,
+    );
+    has(
+        &out,
+        r#"element for the client: {"navigate":"/orders/98765"}"#,
+    );
+    // Web search through the application's trait, on the pro plan only.
+    has(
+        &out,
+        r#"web_search -> [ok] [{"title":"Parcel tracking explained","url":"https://help.example/tracking"}]"#,
+    );
+    has(
+        &out,
+        "web_search (free plan) -> [error] tool `web_search` is not available in this context",
+    );
+    // Handover: the other agent's box runs next.
+    has(&out, "now running the `billing` agent: open_invoices");
+    has(
+        &out,
+        r#"open_invoices -> [ok] ["INV-2026-117 for ada: 49.90 EUR, due 2026-12-15"]"#,
+    );
+}

@@ -293,3 +293,52 @@ fn every_tool_of_this_file_fits_every_provider() {
         .unwrap();
     common::assert_fits_every_provider(&merged);
 }
+
+#[tokio::test]
+async fn a_childs_refusal_names_the_tool_as_the_caller_called_it() {
+    use toolbox::prelude::*;
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let hidden = FnToolBox::new([tool_fn("recall", "Recalls", |_: Nothing| async { "x" })])
+        .unwrap()
+        .filter(|_, ctx| ctx.call_id() == Some("admin"));
+    let merged = MultiToolBox::builder()
+        .add("memory", hidden)
+        .build()
+        .unwrap();
+    let handler = ToolHandler::empty();
+    let refused = merged
+        .call(
+            "memory_recall",
+            &serde_json::json!({}),
+            &Context::new(),
+            &handler,
+        )
+        .await;
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.content,
+        "tool `memory_recall` is not available in this context"
+    );
+    let misspelled = merged
+        .call(
+            "memory_recal",
+            &serde_json::json!({}),
+            &Context::new().with_call_id("admin"),
+            &handler,
+        )
+        .await;
+    assert!(
+        misspelled
+            .content
+            .starts_with("unknown tool `memory_recal`")
+            && misspelled.content.contains("memory_recall"),
+        "{}",
+        misspelled.content
+    );
+    assert!(
+        !misspelled.content.contains("`recall`"),
+        "{}",
+        misspelled.content
+    );
+}

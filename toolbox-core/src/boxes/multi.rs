@@ -169,6 +169,18 @@ impl MultiToolBox {
         specs
     }
 
+    /// A child's refusal as the caller must read it: the exposed name, and
+    /// suggestions among the exposed names of every box.
+    fn exposed_error(&self, error: ToolError, name: &str, ctx: &Context) -> ToolError {
+        match error {
+            ToolError::UnknownTool { .. } => self.unknown(name, ctx),
+            ToolError::NotAvailable { .. } => ToolError::NotAvailable {
+                name: name.to_owned(),
+            },
+            other => other,
+        }
+    }
+
     fn unknown(&self, name: &str, ctx: &Context) -> ToolError {
         let names: Vec<String> = self
             .specifications(ctx)
@@ -194,7 +206,10 @@ impl ToolBox for MultiToolBox {
 
     fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
         match self.route(name, ctx) {
-            Some((child, start)) => child.toolbox.check(&name[start..], arguments, ctx),
+            Some((child, start)) => child
+                .toolbox
+                .check(&name[start..], arguments, ctx)
+                .map_err(|error| self.exposed_error(error, name, ctx)),
             None => Err(self.unknown(name, ctx)),
         }
     }
@@ -220,7 +235,21 @@ impl ToolBox for MultiToolBox {
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
         match self.route(name, ctx) {
-            Some((child, start)) => child.toolbox.dispatch(&name[start..], arguments, ctx),
+            Some((child, start)) => {
+                match child
+                    .toolbox
+                    .dispatch(&name[start..], arguments, ctx)
+                    .into_ready()
+                {
+                    // Refusals come back at once: they name the tool as the
+                    // caller called it, never as the child knows it.
+                    Ok(Err(error)) => {
+                        DispatchFuture::ready(Err(self.exposed_error(error, name, ctx)))
+                    }
+                    Ok(result) => DispatchFuture::ready(result),
+                    Err(pending) => pending,
+                }
+            }
             None => DispatchFuture::ready(Err(self.unknown(name, ctx))),
         }
     }
