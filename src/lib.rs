@@ -113,6 +113,8 @@ pub mod guide {
     pub mod testing {}
     #[doc = include_str!("../docs/reliability.md")]
     pub mod reliability {}
+    #[doc = include_str!("../docs/comparison.md")]
+    pub mod comparison {}
     #[cfg(feature = "mcp")]
     #[doc = include_str!("../docs/mcp.md")]
     pub mod mcp {}
