@@ -377,3 +377,73 @@ fn every_tool_of_this_file_fits_every_provider() {
         .unwrap();
     common::assert_fits_every_provider(&everything);
 }
+
+#[tokio::test]
+async fn a_live_resolution_follows_the_registry_and_changes_are_announced() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use toolbox::prelude::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let tools = |name: &'static str| {
+        FnToolBox::new([tool_fn(
+            name,
+            "A tool",
+            move |_: Nothing| async move { name },
+        )])
+        .unwrap()
+    };
+    let registry = Arc::new(Registry::empty());
+    let changes = Arc::new(AtomicUsize::new(0));
+    let seen = changes.clone();
+    registry.on_change(move || {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    registry.register_box(tools("a"), "m").unwrap();
+    registry.register_box(tools("b"), "n").unwrap();
+    assert_eq!(changes.load(Ordering::SeqCst), 2);
+    // A refused registration changes nothing and announces nothing.
+    assert!(registry.register_box(tools("a"), "m").is_err());
+    assert_eq!(changes.load(Ordering::SeqCst), 2);
+
+    let live = registry.resolve_live(["a@m", "b@n"]).unwrap();
+    let fixed = registry.resolve(["a@m", "b@n"]).unwrap();
+    let ctx = Context::new();
+    let names = |b: &dyn ToolBox| {
+        b.specifications(&ctx)
+            .into_iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&live), ["a", "b"]);
+
+    registry.unregister("b@n").unwrap();
+    assert_eq!(changes.load(Ordering::SeqCst), 3);
+    assert_eq!(names(&live), ["a"], "the live box follows");
+    assert_eq!(
+        names(&fixed),
+        ["a", "b"],
+        "a plain resolution is a snapshot"
+    );
+    let gone = live
+        .call("b", &serde_json::json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert!(gone.is_error);
+
+    registry.register_box(tools("b"), "n").unwrap();
+    assert_eq!(names(&live), ["a", "b"]);
+    let back = live
+        .call("b", &serde_json::json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert_eq!(back.content, "b");
+    assert_eq!(registry.unregister_module("nothing-here"), 0);
+    assert_eq!(
+        changes.load(Ordering::SeqCst),
+        4,
+        "removing nothing announces nothing"
+    );
+
+    // A name that does not resolve now is an error, as for `resolve`.
+    assert!(registry.resolve_live(["c@m"]).is_err());
+}

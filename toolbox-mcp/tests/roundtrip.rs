@@ -669,3 +669,80 @@ async fn a_client_cancellation_cancels_the_served_tools_context() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_served_registry_tells_clients_when_it_changes() {
+    use std::sync::Arc;
+    use toolbox_registry::Registry;
+
+    let registry = Arc::new(Registry::empty());
+    registry
+        .register_box(
+            FnToolBox::new([tool_fn("early", "Always there", |_: ()| async { "early" })]).unwrap(),
+            "desk",
+        )
+        .unwrap();
+    let late =
+        || FnToolBox::new([tool_fn("late", "Comes and goes", |_: ()| async { "late" })]).unwrap();
+    registry.register_box(late(), "extra").unwrap();
+
+    // The served box follows the registry; each change tells the clients.
+    let live = registry.resolve_live(["early@desk", "late@extra"]).unwrap();
+    let server = McpServer::new(live, "registry");
+    let notify = server.clone();
+    let runtime = tokio::runtime::Handle::current();
+    registry.on_change(move || {
+        let notify = notify.clone();
+        runtime.spawn(async move {
+            notify.tools_changed().await;
+        });
+    });
+    let serving = server.clone();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = serving.serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let ctx = Context::new();
+    let names = |remote: &McpToolBox| -> Vec<String> {
+        remote
+            .specifications(&ctx)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    };
+    assert_eq!(names(&remote), ["early", "late"]);
+
+    async fn until(remote: &McpToolBox, ctx: &Context, want: &[&str]) -> Vec<String> {
+        let mut got = Vec::new();
+        for _ in 0..100 {
+            got = remote
+                .specifications(ctx)
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            if got == want {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        got
+    }
+    registry.unregister("late@extra").unwrap();
+    assert_eq!(until(&remote, &ctx, &["early"]).await, ["early"]);
+    let gone = remote
+        .call("late", &json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert!(gone.is_error, "{}", gone.content);
+
+    registry.register_box(late(), "extra").unwrap();
+    assert_eq!(
+        until(&remote, &ctx, &["early", "late"]).await,
+        ["early", "late"]
+    );
+    let back = remote
+        .call("late", &json!({}), &ctx, &ToolHandler::empty())
+        .await;
+    assert_eq!(back.content, "late");
+}

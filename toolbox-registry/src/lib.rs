@@ -38,4 +38,4 @@ pub use core_tools::{iso8601_utc, HttpGetOptions};
 pub use error::RegistryError;
 pub use key::ToolKey;
 pub use registry::{RegisteredTool, Registry};
-pub use resolve::ResolvedToolBox;
+pub use resolve::{LiveResolution, ResolvedToolBox};

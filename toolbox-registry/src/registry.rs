@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rustc_hash::FxHashMap;
 use toolbox_core::{Context, NamedToolBox, ToolBox, ToolHandler, ToolSpecification};
 
-use crate::resolve::ResolvedToolBox;
+use crate::resolve::{LiveResolution, ResolvedToolBox};
 use crate::{RegistryError, ToolKey};
 
 /// One registered tool: its key and the box that serves it.
@@ -41,7 +41,10 @@ struct State {
 pub struct Registry {
     state: RwLock<State>,
     listeners: Arc<RwLock<ToolHandler>>,
+    changes: RwLock<Vec<ChangeFn>>,
 }
+
+type ChangeFn = Arc<dyn Fn() + Send + Sync>;
 
 impl Default for Registry {
     fn default() -> Self {
@@ -97,6 +100,7 @@ impl Registry {
         Registry {
             state: RwLock::new(State::default()),
             listeners: Arc::new(RwLock::new(ToolHandler::empty())),
+            changes: RwLock::new(Vec::new()),
         }
     }
 
@@ -183,6 +187,8 @@ impl Registry {
             }
             state.by_key.insert(entry.full_key.clone(), entry);
         }
+        drop(state);
+        self.changed();
         Ok(keys)
     }
 
@@ -198,6 +204,8 @@ impl Registry {
         };
         remove_from_name_index(&mut state, &entry);
         remove_from_module_index(&mut state, &entry);
+        drop(state);
+        self.changed();
         Ok(entry.key.clone())
     }
 
@@ -209,7 +217,65 @@ impl Registry {
             state.by_key.remove(&entry.full_key);
             remove_from_name_index(&mut state, entry);
         }
+        drop(state);
+        if !doomed.is_empty() {
+            self.changed();
+        }
         doomed.len()
+    }
+
+    /// Calls `f` after every change to the registered tools (a register, a
+    /// scan, an unregister), outside the registry's lock: the place to
+    /// re-resolve, or to tell served MCP clients (`McpServer::tools_changed`).
+    /// A panicking callback is caught and logged.
+    pub fn on_change(&self, f: impl Fn() + Send + Sync + 'static) {
+        self.changes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::new(f));
+    }
+
+    fn changed(&self) {
+        let callbacks = self
+            .changes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for callback in callbacks {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| callback())).is_err() {
+                tracing::error!("a registry change callback panicked; the change stands");
+            }
+        }
+    }
+
+    /// Like [`resolve`](Self::resolve) (every name must resolve now), but the
+    /// box follows the registry: after each change it is resolved again, a
+    /// tool unregistered since drops out of it and comes back when it is
+    /// registered again. Serve it over MCP and call `tools_changed` from
+    /// [`on_change`](Self::on_change) to keep clients' lists current.
+    pub fn resolve_live<I, S>(self: &Arc<Self>, names: I) -> Result<LiveResolution, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        let current = Arc::new(RwLock::new(Arc::new(self.resolve(&names)?)));
+        let registry = Arc::downgrade(self);
+        let slot = Arc::downgrade(&current);
+        self.on_change(move || {
+            let (Some(registry), Some(slot)) = (registry.upgrade(), slot.upgrade()) else {
+                return;
+            };
+            let available: Vec<&String> =
+                names.iter().filter(|n| registry.get(n).is_ok()).collect();
+            match registry.resolve(available) {
+                Ok(resolved) => {
+                    *slot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(resolved);
+                }
+                Err(error) => tracing::warn!(%error, "a live resolution could not follow a change"),
+            }
+        });
+        Ok(LiveResolution { current })
     }
 
     /// Every key, sorted.

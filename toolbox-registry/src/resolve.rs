@@ -188,3 +188,62 @@ impl ToolBox for ResolvedToolBox {
         Box::pin(std::future::ready(Ok(())))
     }
 }
+
+/// A resolution that follows its registry
+/// ([`Registry::resolve_live`](crate::Registry::resolve_live)): every call
+/// and listing sees the latest resolution.
+pub struct LiveResolution {
+    pub(crate) current: Arc<std::sync::RwLock<Arc<ResolvedToolBox>>>,
+}
+
+impl LiveResolution {
+    /// The resolution as it stands now.
+    pub fn snapshot(&self) -> Arc<ResolvedToolBox> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl std::fmt::Debug for LiveResolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LiveResolution")
+            .field(&self.snapshot())
+            .finish()
+    }
+}
+
+impl ToolBox for LiveResolution {
+    fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
+        self.snapshot().specifications(ctx)
+    }
+
+    fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
+        let snapshot = self.snapshot();
+        let spec = snapshot.specification(name, ctx)?.into_owned();
+        Some(Cow::Owned(spec))
+    }
+
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.snapshot().contains(name, ctx)
+    }
+
+    fn catalog(&self) -> Vec<ToolSpecification> {
+        self.snapshot().catalog()
+    }
+
+    fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
+        self.snapshot().check(name, arguments, ctx)
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        let snapshot = self.snapshot();
+        DispatchFuture::new(async move { snapshot.dispatch(name, arguments, ctx).await })
+    }
+}
