@@ -53,18 +53,29 @@ type Listeners = Arc<Mutex<Routes>>;
 /// Where progress goes. rmcp picks each request's token and the server may
 /// report before the caller has learnt it, so reports for a token nobody
 /// listens to yet wait in a small stash (the oldest go first when full).
+/// rmcp also hands each notification to a task of its own, so a call's last
+/// report can be handled after its result: the listeners of calls that just
+/// finished are kept a while, and late reports still reach them.
 #[derive(Default)]
 struct Routes {
     listeners: HashMap<String, McpProgress>,
+    finished: std::collections::VecDeque<(String, McpProgress)>,
     early: std::collections::VecDeque<(String, Progress)>,
 }
 
-/// How many early reports wait for their listener.
+/// How many early reports wait for their listener, and how many finished
+/// calls' listeners still take late reports.
 const EARLY_REPORTS: usize = 256;
+const FINISHED_LISTENERS: usize = 64;
 
 impl Routes {
     fn deliver(&mut self, key: String, report: Progress) -> Option<(McpProgress, Progress)> {
-        match self.listeners.get(&key) {
+        let finished = self
+            .finished
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, listener)| listener);
+        match self.listeners.get(&key).or(finished) {
             Some(listener) => Some((listener.clone(), report)),
             None => {
                 if self.early.len() == EARLY_REPORTS {
@@ -73,6 +84,16 @@ impl Routes {
                 self.early.push_back((key, report));
                 None
             }
+        }
+    }
+
+    /// The call under `key` has its result; late reports still reach it.
+    fn finish(&mut self, key: String) {
+        if let Some(listener) = self.listeners.remove(&key) {
+            if self.finished.len() == FINISHED_LISTENERS {
+                self.finished.pop_front();
+            }
+            self.finished.push_back((key, listener));
         }
     }
 
@@ -189,8 +210,7 @@ impl Drop for Listening<'_> {
         self.progress
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .listeners
-            .remove(&self.key);
+            .finish(std::mem::take(&mut self.key));
         if let (Some(id), Ok(runtime)) =
             (self.pending.take(), tokio::runtime::Handle::try_current())
         {
@@ -409,6 +429,9 @@ impl McpToolBox {
         };
         let answer = handle.await_response().await;
         listening.pending = None;
+        // Let rmcp's notification tasks queued before the answer run first,
+        // so reports usually arrive before the result.
+        tokio::task::yield_now().await;
         match answer.map_err(service_error)? {
             ServerResult::CallToolResult(result) => Ok(result),
             _ => Err(ToolError::Transport {
@@ -506,5 +529,51 @@ impl ToolBox for McpToolBox {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::{Progress, Routes, EARLY_REPORTS, FINISHED_LISTENERS};
+    use crate::McpProgress;
+
+    fn report(n: f64) -> Progress {
+        Progress {
+            progress: n,
+            total: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn reports_reach_their_call_early_on_time_and_late() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let listener = McpProgress::new(move |p| sink.lock().unwrap().push(p.progress));
+        let mut routes = Routes::default();
+        // Before the caller learnt its token: stashed, then handed over.
+        assert!(routes.deliver("7".into(), report(1.0)).is_none());
+        let early = routes.listen("7", listener.clone());
+        assert_eq!(early, [report(1.0)]);
+        // While the call runs.
+        let (to, r) = routes.deliver("7".into(), report(2.0)).unwrap();
+        to.send(r);
+        // After its result: rmcp's notification task ran late.
+        routes.finish("7".into());
+        let (to, r) = routes.deliver("7".into(), report(3.0)).unwrap();
+        to.send(r);
+        assert_eq!(*seen.lock().unwrap(), [2.0, 3.0]);
+        // Bounded: old finished calls and unclaimed reports are forgotten.
+        for i in 0..FINISHED_LISTENERS + 1 {
+            routes.listen(&format!("f{i}"), listener.clone());
+            routes.finish(format!("f{i}"));
+        }
+        assert!(routes.deliver("7".into(), report(4.0)).is_none());
+        for i in 0..EARLY_REPORTS + 10 {
+            routes.deliver(format!("nobody{i}"), report(0.0));
+        }
+        assert_eq!(routes.early.len(), EARLY_REPORTS);
     }
 }
