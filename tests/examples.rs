@@ -226,3 +226,38 @@ fn capabilities_compose_with_conditions_and_elements() {
         r#"open_invoices -> [ok] ["INV-2026-117 for ada: 49.90 EUR, due 2026-12-15"]"#,
     );
 }
+
+#[test]
+fn quickstart_tells_the_whole_story() {
+    let out = run("quickstart");
+    has(&out, "math_add -> [ok] 42");
+    has(&out, "math_add -> [ok] 3");
+    has(
+        &out,
+        "math_divide -> [error] cannot divide by zero; pass a non-zero b",
+    );
+    has(
+        &out,
+        r#"math_add -> [error] invalid arguments at `a`: got the string "forty", expected an integer from -9223372036854775808 to 9223372036854775807"#,
+    );
+    has(
+        &out,
+        "math_ad -> [error] unknown tool `math_ad`; did you mean `math_add`?",
+    );
+    has(
+        &out,
+        "registered: get_customer@crm, get_order@orders, now@core",
+    );
+    has(
+        &out,
+        r#"get_customer -> [ok] {"id":42,"name":"Ada Lovelace","tier":"gold"}"#,
+    );
+    has(
+        &out,
+        "get_customer -> [error] no customer 7; customer ids are 42 in this demo",
+    );
+    has(
+        &out,
+        "-- the turn: 3 calls, run concurrently (all read-only)",
+    );
+}
