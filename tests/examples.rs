@@ -2,18 +2,10 @@
 //! binary `cargo test` built, and its output is checked line by line where
 //! it matters, so none can rot.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary `cargo test` built next to this test.
-fn example(name: &str) -> PathBuf {
-    let mut path = std::env::current_exe().unwrap();
-    path.pop();
-    if path.ends_with("deps") {
-        path.pop();
-    }
-    path.join("examples").join(name)
-}
+mod common;
+use common::example;
 
 /// Runs an example to completion; its stdout.
 fn run(name: &str) -> String {

@@ -3,22 +3,14 @@
 //! behind (checked by pid).
 #![cfg(feature = "mcp")]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
 use toolbox::mcp::McpToolBox;
 use toolbox::prelude::*;
 
-/// The example binary `cargo test` built next to this test.
-fn example(name: &str) -> PathBuf {
-    let mut path = std::env::current_exe().unwrap();
-    path.pop();
-    if path.ends_with("deps") {
-        path.pop();
-    }
-    path.join("examples").join(name)
-}
+mod common;
+use common::example;
 
 fn process_is_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

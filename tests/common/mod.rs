@@ -78,3 +78,13 @@ pub(crate) fn assert_fits_every_provider<B: toolbox::ToolBox + ?Sized>(toolbox: 
         toolbox::testing::check_surface(toolbox, provider).assert_clean();
     }
 }
+
+/// The example binary `cargo test` built next to the running test.
+pub(crate) fn example(name: &str) -> std::path::PathBuf {
+    let mut path = std::env::current_exe().unwrap();
+    path.pop();
+    if path.ends_with("deps") {
+        path.pop();
+    }
+    path.join("examples").join(name)
+}

@@ -46,6 +46,24 @@ async fn connect() -> McpToolBox {
         .expect("the client connects")
 }
 
+/// The proxy's tool names once they equal `want` (a refresh after
+/// `list_changed` takes a moment), or as they stand after two seconds.
+async fn listed(remote: &McpToolBox, ctx: &Context, want: &[&str]) -> Vec<String> {
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got = remote
+            .specifications(ctx)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        if got == want {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    got
+}
+
 #[tokio::test]
 async fn a_served_box_is_listed_and_called_through_the_proxy() {
     let remote = connect().await;
@@ -250,19 +268,10 @@ async fn list_changed_refreshes_and_meta_crosses_both_ways() {
     // The served box changes; the server says so; the proxy refreshes.
     extra_on.store(true, Ordering::SeqCst);
     server_peer.notify_tool_list_changed().await.unwrap();
-    let mut names = Vec::new();
-    for _ in 0..50 {
-        names = remote
-            .specifications(&ctx)
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        if names.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(names, ["whoami", "extra"]);
+    assert_eq!(
+        listed(&remote, &ctx, &["whoami", "extra"]).await,
+        ["whoami", "extra"]
+    );
 
     // A registry scans the MCP box into a module like any local box.
     let registry = toolbox_registry::Registry::empty();
@@ -582,19 +591,10 @@ async fn the_server_announces_its_own_tool_changes() {
 
     late_on.store(true, Ordering::SeqCst);
     assert_eq!(server.tools_changed().await, 1, "one client was told");
-    let mut names = Vec::new();
-    for _ in 0..100 {
-        names = remote
-            .specifications(&ctx)
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        if names.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(names, ["early", "late"]);
+    assert_eq!(
+        listed(&remote, &ctx, &["early", "late"]).await,
+        ["early", "late"]
+    );
 
     // A closed session is forgotten: nobody left to tell.
     remote.close().await.unwrap();
@@ -714,23 +714,8 @@ async fn a_served_registry_tells_clients_when_it_changes() {
     };
     assert_eq!(names(&remote), ["early", "late"]);
 
-    async fn until(remote: &McpToolBox, ctx: &Context, want: &[&str]) -> Vec<String> {
-        let mut got = Vec::new();
-        for _ in 0..100 {
-            got = remote
-                .specifications(ctx)
-                .into_iter()
-                .map(|s| s.name)
-                .collect();
-            if got == want {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        got
-    }
     registry.unregister("late@extra").unwrap();
-    assert_eq!(until(&remote, &ctx, &["early"]).await, ["early"]);
+    assert_eq!(listed(&remote, &ctx, &["early"]).await, ["early"]);
     let gone = remote
         .call("late", &json!({}), &ctx, &ToolHandler::empty())
         .await;
@@ -738,7 +723,7 @@ async fn a_served_registry_tells_clients_when_it_changes() {
 
     registry.register_box(late(), "extra").unwrap();
     assert_eq!(
-        until(&remote, &ctx, &["early", "late"]).await,
+        listed(&remote, &ctx, &["early", "late"]).await,
         ["early", "late"]
     );
     let back = remote

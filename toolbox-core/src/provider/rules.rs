@@ -98,6 +98,13 @@ const CONDITIONALS: [(&str, Fix); 6] = [
     ("dependentSchemas", Fix::Refuse(Reason::Unsupported)),
 ];
 
+/// Shapes neither strict mode can express: tuples and open maps.
+const SHAPES: [(&str, Fix); 3] = [
+    ("prefixItems", Fix::Refuse(Reason::Tuple)),
+    ("patternProperties", Fix::Refuse(Reason::Map)),
+    ("propertyNames", Fix::Refuse(Reason::Map)),
+];
+
 const OPENAI_STRICT: Rules = Rules {
     name: "OpenAI strict",
     verdict: "`{}` is not permitted",
@@ -111,9 +118,9 @@ const OPENAI_STRICT: Rules = Rules {
         CONDITIONALS[3],
         CONDITIONALS[4],
         CONDITIONALS[5],
-        ("prefixItems", Fix::Refuse(Reason::Tuple)),
-        ("patternProperties", Fix::Refuse(Reason::Map)),
-        ("propertyNames", Fix::Refuse(Reason::Map)),
+        SHAPES[0],
+        SHAPES[1],
+        SHAPES[2],
         ("default", Fix::Drop),
         ("minLength", Fix::Drop),
         ("maxLength", Fix::Drop),
@@ -147,9 +154,9 @@ const ANTHROPIC_STRICT: Rules = Rules {
         CONDITIONALS[3],
         CONDITIONALS[4],
         CONDITIONALS[5],
-        ("prefixItems", Fix::Refuse(Reason::Tuple)),
-        ("patternProperties", Fix::Refuse(Reason::Map)),
-        ("propertyNames", Fix::Refuse(Reason::Map)),
+        SHAPES[0],
+        SHAPES[1],
+        SHAPES[2],
         ("minimum", Fix::Describe),
         ("maximum", Fix::Describe),
         ("exclusiveMinimum", Fix::Describe),
