@@ -108,16 +108,19 @@ impl<'a> Arguments<'a> {
     /// `serde_json` accepts for the normalized object (`from_str` for text,
     /// `from_value` for a value). On failure the error names the JSON path,
     /// the value received and what would be accepted.
-    #[inline]
+    #[inline(always)]
     pub fn deserialize<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         match self {
-            Arguments::Value(value) => match value {
-                Value::Object(_) => from_value(value),
-                Value::Null => from_value(&Value::Object(Map::new())),
-                Value::String(text) => Arguments::Text(text).deserialize(),
-                other => Err(not_an_object(other)),
-            },
             Arguments::Text(text) => from_text(text, 0),
+            // The common case, an object, deserializes right here; `null`,
+            // text in a string and errors take the way out of line.
+            Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
+                match T::deserialize(value) {
+                    Ok(parsed) => Ok(parsed),
+                    Err(first) => Err(explain_value::<T>(value, first)),
+                }
+            }
+            Arguments::Value(value) => from_any_value(value),
         }
     }
 
@@ -155,6 +158,17 @@ impl<'a> Arguments<'a> {
     }
 }
 
+/// Arguments given as a value: an object, `null`, or text in a string.
+#[inline(never)]
+fn from_any_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
+    match value {
+        Value::Object(_) => from_value(value),
+        Value::Null => from_value(&Value::Object(Map::new())),
+        Value::String(text) => from_text(text, 0),
+        other => Err(not_an_object(other)),
+    }
+}
+
 #[inline]
 fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
     check_depth(value)?;
@@ -179,8 +193,25 @@ fn error_at<T: DeserializeOwned>(value: &Value) -> Option<ToolError> {
     Some(invalid_at(value, &path, &error.into_inner().to_string()))
 }
 
-#[inline]
+#[inline(always)]
 fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
+    // The common case, an object, goes straight to serde_json (which skips
+    // the same whitespace); the rest, and errors, read the trimmed text.
+    let first = text
+        .bytes()
+        .find(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    if first == Some(b'{') {
+        if let Ok(parsed) = serde_json::from_str::<T>(text) {
+            return Ok(parsed);
+        }
+    }
+    from_other_text(text, depth)
+}
+
+/// Text that is not a well-formed object of arguments: empty, `null`, a
+/// JSON string holding one, or an error to explain.
+#[inline(never)]
+fn from_other_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
     let trimmed = text.trim_matches(is_json_space);
     match trimmed.as_bytes().first() {
         Some(b'{') => match serde_json::from_str::<T>(trimmed) {
@@ -247,7 +278,19 @@ fn without_position(error: &serde_json::Error) -> String {
 /// Refuses values nested deeper than [`MAX_DEPTH`].
 #[inline]
 fn check_depth(value: &Value) -> Result<(), ToolError> {
-    #[inline]
+    if too_deep(value) {
+        Err(ToolError::invalid_arguments(
+            "",
+            format!("the arguments nest deeper than {MAX_DEPTH} levels"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `value` nests deeper than [`MAX_DEPTH`].
+#[inline(never)]
+fn too_deep(value: &Value) -> bool {
     fn deeper(value: &Value, budget: usize) -> bool {
         let nested = |child: &Value| {
             matches!(child, Value::Array(_) | Value::Object(_)) && deeper(child, budget - 1)
@@ -258,14 +301,7 @@ fn check_depth(value: &Value) -> Result<(), ToolError> {
             _ => false,
         }
     }
-    if deeper(value, MAX_DEPTH) {
-        Err(ToolError::invalid_arguments(
-            "",
-            format!("the arguments nest deeper than {MAX_DEPTH} levels"),
-        ))
-    } else {
-        Ok(())
-    }
+    deeper(value, MAX_DEPTH)
 }
 
 /// An invalid-arguments error at `path`, explained with the value found

@@ -22,6 +22,11 @@ use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
 
 /// One call through the lifecycle: what [`ToolBoxExt::call`](crate::ToolBoxExt::call)
 /// returns.
+///
+/// Eight words: what a call starts from. Everything a pending call needs
+/// (its observation, the boxed dispatch, the cancellation signal) lives in
+/// one box made only when the dispatch does not answer at once, so a sync
+/// tool's call moves little and allocates nothing of its own.
 pub(crate) struct Call<'a, B: ?Sized> {
     state: State<'a, B>,
 }
@@ -36,7 +41,7 @@ enum State<'a, B: ?Sized> {
         handler: &'a ToolHandler,
     },
     /// The dispatch is pending; dropping it reports `Cancelled`.
-    Running(Running<'a>),
+    Running(Box<Running<'a>>),
     Done,
 }
 
@@ -47,6 +52,7 @@ struct Running<'a> {
 }
 
 impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
+    #[inline]
     pub(crate) fn new(
         toolbox: &'a B,
         name: &'a str,
@@ -69,72 +75,103 @@ impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
 impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
     type Output = ToolResponse;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<ToolResponse> {
         // `Call` is `Unpin`: its pending parts are boxed.
         let this = self.get_mut();
-        if let State::Start {
+        let State::Start {
             toolbox,
             name,
             arguments,
             ctx,
             handler,
         } = this.state
-        {
-            let call_id = ctx.call_id();
-            let span = tracing::info_span!(
-                "execute_tool",
-                otel.name = %format_args!("execute_tool {}", echo(name)),
-                otel.kind = "internal",
-                gen_ai.operation.name = "execute_tool",
-                gen_ai.tool.name = %echo(name),
-                gen_ai.tool.type = "function",
-                gen_ai.tool.call.id = call_id,
-                error.type = tracing::field::Empty,
-                otel.status_code = tracing::field::Empty,
-            );
-            // Nobody observes a quiet call (no events, no span to record
-            // into): a result already there goes straight back.
-            let quiet = handler.is_empty() && span.is_disabled();
-            let (observation, span) = if quiet {
-                (None, span)
-            } else {
-                let observation = Observation::start(handler, name, call_id, arguments, span);
-                (Some(observation), Span::none())
-            };
-            let result = if ctx.is_cancelled() {
-                Ok(Err(ToolError::Cancelled))
-            } else {
-                let span = observation.as_ref().map_or(&span, |o| &o.span);
-                start(toolbox, name, arguments, ctx, span)
-            };
-            match result {
-                Ok(result) => {
-                    this.state = State::Done;
-                    return Poll::Ready(match observation {
-                        Some(observation) => observation.finish(result),
-                        None => into_response(result),
-                    });
-                }
-                Err(dispatch) => {
-                    let observation = observation.unwrap_or_else(|| {
-                        Observation::start(handler, name, call_id, arguments, span)
-                    });
-                    this.state = State::Running(Running {
-                        observation,
-                        dispatch,
-                        cancelled: ctx
-                            .cancellation()
-                            .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
-                    });
-                }
+        else {
+            return this.poll_running(cx);
+        };
+        this.state = State::Done;
+        // Nobody observes a quiet call (no events, no subscriber that could
+        // want its span): a result already there goes straight back, with
+        // no observation and no span.
+        if !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO) {
+            return this.begin(toolbox, name, arguments, ctx, handler, cx);
+        }
+        if ctx.is_cancelled() {
+            return Poll::Ready(into_response(Err(ToolError::Cancelled)));
+        }
+        let started = if toolbox.catches_panics() {
+            toolbox.dispatch(name, arguments, ctx).into_parts()
+        } else {
+            start(toolbox, name, arguments, ctx, &Span::none())
+        };
+        match started {
+            Ok(result) => Poll::Ready(into_response(result)),
+            Err(dispatch) => {
+                let observation =
+                    Observation::start(handler, name, ctx.call_id(), arguments, Span::none());
+                this.pending(observation, dispatch, ctx, cx)
             }
         }
-        this.poll_running(cx)
+    }
+}
+
+impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
+    /// Starts a call that may be observed: its span is made, and its
+    /// result reported whether it is already there or comes later.
+    #[inline(never)]
+    fn begin(
+        &mut self,
+        toolbox: &'a B,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+        handler: &'a ToolHandler,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<ToolResponse> {
+        let call_id = ctx.call_id();
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", echo(name)),
+            otel.kind = "internal",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %echo(name),
+            gen_ai.tool.type = "function",
+            gen_ai.tool.call.id = call_id,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let observation = Observation::start(handler, name, call_id, arguments, span);
+        let result = if ctx.is_cancelled() {
+            Ok(Err(ToolError::Cancelled))
+        } else {
+            start(toolbox, name, arguments, ctx, &observation.span)
+        };
+        match result {
+            Ok(result) => Poll::Ready(observation.finish(result)),
+            Err(dispatch) => self.pending(observation, dispatch, ctx, cx),
+        }
+    }
+
+    /// Keeps a pending dispatch, with what it needs, and polls it.
+    fn pending(
+        &mut self,
+        observation: Observation<'a>,
+        dispatch: BoxFuture<'a, DispatchResult>,
+        ctx: &'a Context,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<ToolResponse> {
+        self.state = State::Running(Box::new(Running {
+            observation,
+            dispatch,
+            cancelled: ctx
+                .cancellation()
+                .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
+        }));
+        self.poll_running(cx)
     }
 }
 
 impl<B: ?Sized> Call<'_, B> {
-    #[inline]
     fn poll_running(&mut self, cx: &mut TaskContext<'_>) -> Poll<ToolResponse> {
         let State::Running(running) = &mut self.state else {
             return Poll::Ready(ToolResponse::error(
@@ -303,7 +340,7 @@ fn clock() -> &'static quanta::Clock {
     CLOCK.get_or_init(quanta::Clock::new)
 }
 
-fn panicked(payload: Box<dyn Any + Send>) -> ToolError {
+pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> ToolError {
     ToolError::Panicked {
         message: panic_text(&*payload),
     }

@@ -6,6 +6,7 @@
 use std::cell::Cell;
 use std::fmt::Display;
 use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use schemars;
 pub use serde;
@@ -24,9 +25,40 @@ pub fn parameters<T: schemars::JsonSchema>() -> Value {
     crate::schema::arguments_schema::<T>().unwrap_or_else(|_| crate::schema::empty_object_schema())
 }
 
+/// An opaque (`impl Serialize`) result: serialized, then dropped, neither
+/// of which may unwind.
 #[inline]
-pub fn output<T: serde::Serialize + ?Sized>(value: &T) -> DispatchResult {
-    ToolResponse::from_output(value)
+pub fn output<T: serde::Serialize>(value: T) -> DispatchResult {
+    let result = ToolResponse::from_output(&value);
+    dropped(value)?;
+    result
+}
+
+/// [`output`] inside a dispatch that is guarded as a whole.
+#[inline]
+pub fn output_unguarded<T: serde::Serialize>(value: T) -> DispatchResult {
+    ToolResponse::from_output_unguarded(&value)
+}
+
+/// Runs the tool's own code (its arguments' deserializers, injected
+/// parameters, its body) with panics caught: generated dispatch never
+/// unwinds (`ToolBox::catches_panics`).
+#[inline(always)]
+pub fn guarded<T>(f: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => Err(crate::lifecycle::panicked(payload)),
+    }
+}
+
+/// Drops a value of the tool's with a panicking `Drop` caught.
+#[inline(always)]
+fn dropped<T>(value: T) -> Result<(), ToolError> {
+    if std::mem::needs_drop::<T>() {
+        catch_unwind(AssertUnwindSafe(move || drop(value))).map_err(crate::lifecycle::panicked)
+    } else {
+        Ok(())
+    }
 }
 
 pub fn unknown(name: &str, names: &[&str]) -> DispatchResult {
@@ -136,7 +168,8 @@ pub trait ErrViaBoxError {
 
 impl<E: Into<BoxError>> ErrViaBoxError for &ErrorWrap<E> {
     fn __toolbox_into_error(&self) -> ToolError {
-        ToolError::from_error(self.take())
+        let error = self.take();
+        guarded(|| Ok(ToolError::from_error(error))).unwrap_or_else(|panicked| panicked)
     }
 }
 
@@ -146,7 +179,13 @@ pub trait ErrViaDisplay {
 
 impl<E: Display> ErrViaDisplay for ErrorWrap<E> {
     fn __toolbox_into_error(&self) -> ToolError {
-        ToolError::failed(self.take())
+        let error = self.take();
+        guarded(|| {
+            let converted = ToolError::failed(&error);
+            dropped(error)?;
+            Ok(converted)
+        })
+        .unwrap_or_else(|panicked| panicked)
     }
 }
 
@@ -235,6 +274,7 @@ impl<T> OutputWrap<T> {
 
 pub trait RespondViaResponse {
     fn __toolbox_respond(&self) -> DispatchResult;
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult;
 }
 
 impl RespondViaResponse for &&OutputWrap<ToolResponse> {
@@ -245,18 +285,81 @@ impl RespondViaResponse for &&OutputWrap<ToolResponse> {
             None => unreachable!("an OutputWrap is converted once"),
         }
     }
+
+    #[inline]
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        self.__toolbox_respond()
+    }
+}
+
+/// Results whose `Serialize` and `Drop` cannot panic (std's scalars and
+/// strings): converted without a panic guard.
+pub trait PlainOutput: serde::Serialize {}
+
+macro_rules! plain_outputs {
+    ($($ty:ty),* $(,)?) => { $(impl PlainOutput for $ty {})* };
+}
+
+plain_outputs!(
+    (),
+    bool,
+    char,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    String,
+    &str,
+);
+
+pub trait RespondViaPlain {
+    fn __toolbox_respond(&self) -> DispatchResult;
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult;
+}
+
+impl<T: PlainOutput> RespondViaPlain for &&OutputWrap<T> {
+    #[inline]
+    fn __toolbox_respond(&self) -> DispatchResult {
+        match self.0.take() {
+            Some(value) => ToolResponse::from_output_unguarded(&value),
+            None => unreachable!("an OutputWrap is converted once"),
+        }
+    }
+
+    #[inline]
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        self.__toolbox_respond()
+    }
 }
 
 pub trait RespondViaSerialize {
     fn __toolbox_respond(&self) -> DispatchResult;
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult;
 }
 
 impl<T: serde::Serialize> RespondViaSerialize for &OutputWrap<T> {
     #[inline]
     fn __toolbox_respond(&self) -> DispatchResult {
-        let value = self.0.take();
-        match &value {
-            Some(value) => ToolResponse::from_output(value),
+        match self.0.take() {
+            Some(value) => output(value),
+            None => unreachable!("an OutputWrap is converted once"),
+        }
+    }
+
+    #[inline]
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        match self.0.take() {
+            Some(value) => output_unguarded(value),
             None => unreachable!("an OutputWrap is converted once"),
         }
     }
@@ -267,6 +370,9 @@ impl<T: serde::Serialize> RespondViaSerialize for &OutputWrap<T> {
 /// build with its one error, so this never runs.
 pub trait RespondViaNothing {
     fn __toolbox_respond(&self) -> DispatchResult;
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        self.__toolbox_respond()
+    }
 }
 
 impl<T> RespondViaNothing for OutputWrap<T> {

@@ -2,6 +2,7 @@
 //! into what the model reads.
 
 use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde::ser::{Serialize, Serializer};
 use serde::Deserialize;
@@ -53,7 +54,8 @@ impl ToolResponse {
     /// Applies the serialization rule to a tool's return value: a string goes
     /// to the model as is (not quoted), `()` as an empty success, any other
     /// value as compact JSON. A top-level `Result` is unwrapped: `Ok(v)` by the
-    /// same rule, `Err(e)` as an error response with `e`'s text.
+    /// same rule, `Err(e)` as an error response with `e`'s text. A
+    /// `Serialize` impl that panics gives [`ToolError::Panicked`].
     ///
     /// ```
     /// use toolbox_core::ToolResponse;
@@ -66,28 +68,53 @@ impl ToolResponse {
     /// ```
     #[inline]
     pub fn from_output<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
+        Self::convert(value, true)
+    }
+
+    /// [`from_output`](Self::from_output) without its panic guard: for
+    /// std's scalars and strings, whose `Serialize` cannot panic, and for
+    /// callers that guard the whole call already.
+    #[inline]
+    pub(crate) fn from_output_unguarded<T: Serialize + ?Sized>(
+        value: &T,
+    ) -> Result<Self, ToolError> {
+        Self::convert(value, false)
+    }
+
+    #[inline(always)]
+    fn convert<T: Serialize + ?Sized>(value: &T, guard: bool) -> Result<Self, ToolError> {
         // What `serde_json::to_string` starts with.
         let mut buffer = Vec::with_capacity(128);
         let saw_null = std::cell::Cell::new(false);
         let mut shape = Shape::Json;
-        {
+        let mut write = || {
             let mut json =
                 serde_json::Serializer::with_formatter(&mut buffer, NullWatch(&saw_null));
-            value
-                .serialize(TopLevel {
-                    json: &mut json,
-                    shape: &mut shape,
-                })
-                .map_err(|e| ToolError::Failed {
-                    message: "the tool's result could not be serialized".to_owned(),
-                    retryable: false,
-                    source: Some(Box::new(e)),
-                })?;
+            value.serialize(TopLevel {
+                json: &mut json,
+                shape: &mut shape,
+            })
+        };
+        // A `Serialize` impl that panics is the tool's panic: caught here,
+        // so a result's conversion never unwinds.
+        let written = if guard {
+            catch_unwind(AssertUnwindSafe(write)).map_err(crate::lifecycle::panicked)?
+        } else {
+            write()
+        };
+        if let Err(e) = written {
+            return Err(ToolError::Failed {
+                message: "the tool's result could not be serialized".to_owned(),
+                retryable: false,
+                source: Some(Box::new(e)),
+            });
         }
         // serde_json writes NaN and infinities as `null`: look for them only
         // when a `null` was written, and refuse the result, naming the path.
         if saw_null.get() {
-            if let Some((path, what)) = crate::finite::non_finite(value) {
+            let found = catch_unwind(AssertUnwindSafe(|| crate::finite::non_finite(value)))
+                .map_err(crate::lifecycle::panicked)?;
+            if let Some((path, what)) = found {
                 let at = if path == "." {
                     "the result".to_owned()
                 } else {

@@ -126,6 +126,16 @@ pub trait ToolBox: Send + Sync {
         ctx: &'a Context,
     ) -> DispatchFuture<'a>;
 
+    /// Whether [`dispatch`](Self::dispatch) never unwinds: every panic of
+    /// the tool's own code (its argument types, its body, its result's
+    /// `Serialize`, `Display` and `Drop`) is caught there and returned as
+    /// [`ToolError::Panicked`]. The lifecycle then calls a quiet call's
+    /// dispatch without a guard of its own. `#[tool_box]` and `#[tool]`
+    /// boxes do; the default, `false`, is always safe.
+    fn catches_panics(&self) -> bool {
+        false
+    }
+
     /// Releases what the box holds (sessions, child processes). Composed
     /// boxes close their children.
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {

@@ -223,12 +223,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
                     <#ty as #private::FromContext>::from_context(ctx)
                 };
                 prepare.push(quote! {
-                    let #local = match #extract {
-                        ::core::result::Result::Ok(value) => value,
-                        ::core::result::Result::Err(error) => {
-                            return #private::DispatchFuture::ready(::core::result::Result::Err(error))
-                        }
-                    };
+                    let #local = #extract?;
                 });
                 call_args.push(quote!(#local));
             }
@@ -242,12 +237,22 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     } else {
         quote!(#function(#(#call_args),*))
     };
-    let respond =
-        |value: TokenStream| quote!((&&&#private::OutputWrap::new(#value)).__toolbox_respond());
+    // A sync tool whose result is not a std scalar or string by its
+    // spelling runs under one guard, its conversion included; the others
+    // guard the tool's code and convert with the guard their type needs.
+    let whole = tool.sig.asyncness.is_none() && !plain_output(&tool.output);
+    let respond = |value: TokenStream| {
+        if whole {
+            quote!((&&&#private::OutputWrap::new(#value)).__toolbox_respond_unguarded())
+        } else {
+            quote!((&&&#private::OutputWrap::new(#value)).__toolbox_respond())
+        }
+    };
     let convert = match &tool.output {
         Output::Unit | Output::Value(_) => respond(quote!(__out)),
         // No type to check ahead: `Serialize` is required right here.
-        Output::Opaque => quote!(#private::output(&__out)),
+        Output::Opaque if whole => quote!(#private::output_unguarded(__out)),
+        Output::Opaque => quote!(#private::output(__out)),
         Output::Result(_) => {
             let ok = respond(quote!(value));
             quote! {
@@ -278,18 +283,58 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
             #private::DispatchFuture::ready(#convert)
         })
     };
+    // The tool's own code (its argument types' deserializers, injected
+    // parameters, its body) runs with panics caught, so dispatch never
+    // unwinds (`catches_panics`); the result's conversion catches its own.
+    if whole {
+        return quote! {
+            #name => #private::DispatchFuture::ready(#private::guarded(|| {
+                let __args = #private::Arguments::deserialize::<#args_ty>(arguments)?;
+                #(#prepare)*
+                let __out = #call;
+                #convert
+            })),
+        };
+    }
     quote! {
         #name => {
-            let __args: #args_ty = match #private::Arguments::deserialize::<#args_ty>(arguments) {
-                ::core::result::Result::Ok(args) => args,
+            let __call = match #private::guarded(|| {
+                let __args = #private::Arguments::deserialize::<#args_ty>(arguments)?;
+                #(#prepare)*
+                ::core::result::Result::Ok(#call)
+            }) {
+                ::core::result::Result::Ok(call) => call,
                 ::core::result::Result::Err(error) => {
                     return #private::DispatchFuture::ready(::core::result::Result::Err(error))
                 }
             };
-            #(#prepare)*
-            let __call = #call;
             #run
         }
+    }
+}
+
+/// Whether a result type is spelled as one of std's scalars or strings,
+/// whose conversion cannot panic (the type still decides, through
+/// `PlainOutput`: a look-alike is converted with a guard).
+fn plain_output(output: &Output) -> bool {
+    const PLAIN: &[&str] = &[
+        "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+        "u128", "usize", "f32", "f64", "String",
+    ];
+    let plain = |ty: &Type| match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|last| {
+            last.arguments.is_none() && PLAIN.iter().any(|name| last.ident == name)
+        }),
+        Type::Reference(reference) => {
+            matches!(&*reference.elem, Type::Path(path) if path.path.is_ident("str"))
+        }
+        Type::Tuple(tuple) => tuple.elems.is_empty(),
+        _ => false,
+    };
+    match output {
+        Output::Unit => true,
+        Output::Value(ty) | Output::Result(ty) => plain(ty),
+        Output::Opaque => false,
     }
 }
 
@@ -355,7 +400,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
             #[allow(unused_imports)]
             use #private::{
                 ErrViaBoxError as _, ErrViaDisplay as _, ErrViaToolError as _, SchemaViaJsonSchema as _,
-                SchemaViaNothing as _, RespondViaResponse as _, RespondViaSerialize as _,
+                SchemaViaNothing as _, RespondViaResponse as _, RespondViaPlain as _, RespondViaSerialize as _,
                 RespondViaNothing as _,
             };
 
@@ -394,6 +439,10 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
                         #(#check_arms)*
                         _ => #private::unknown_error(name, &[#(#names),*]),
                     }
+                }
+
+                fn catches_panics(&self) -> bool {
+                    true
                 }
 
                 fn dispatch<'a>(
