@@ -1,5 +1,7 @@
 //! The one call path: events, timing, tracing, panic capture, cancellation,
-//! serialization of errors. Every box's calls pass here exactly once.
+//! serialization of errors. Every box's calls pass here exactly once (a
+//! quiet call to a box that [catches its own panics](ToolBox::catches_panics)
+//! is not guarded twice).
 //!
 //! [`Call`] is written by hand rather than as an `async fn`: a tool that
 //! answers at once (a sync tool, bad arguments, an unknown name) is run to

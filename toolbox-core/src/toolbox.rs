@@ -118,7 +118,8 @@ pub trait ToolBox: Send + Sync {
     /// Runs the tool `name` with the arguments as the caller sent them
     /// (take them in with [`Arguments::deserialize`] or
     /// [`Arguments::to_value`]). Raw: no events, no timing, no panic
-    /// capture; those are the lifecycle's.
+    /// capture; those are the lifecycle's (a box that catches its tools'
+    /// panics itself says so with [`catches_panics`](Self::catches_panics)).
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
