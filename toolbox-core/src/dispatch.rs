@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use crate::toolbox::{BoxFuture, DispatchResult};
+use crate::ToolResponse;
 
 /// What [`ToolBox::dispatch`](crate::ToolBox::dispatch) returns.
 ///
@@ -45,6 +46,29 @@ impl<'a> DispatchFuture<'a> {
                 message: "a dispatch was polled after it completed".to_owned(),
             })),
             State::Pending(future) => Err(future),
+        }
+    }
+
+    /// What the model reads when the result is already known, else what
+    /// `pending` makes of the boxed future: [`into_parts`](Self::into_parts)
+    /// and the lifecycle's conversion in one step, for a quiet call.
+    #[inline(always)]
+    pub(crate) fn respond_or(
+        self,
+        pending: impl FnOnce(BoxFuture<'a, DispatchResult>) -> Poll<ToolResponse>,
+    ) -> Poll<ToolResponse> {
+        match self.0 {
+            State::Ready(Some(Ok(response))) => Poll::Ready(response),
+            State::Ready(Some(Err(error))) => {
+                Poll::Ready(ToolResponse::error(error.model_message()))
+            }
+            State::Ready(None) => Poll::Ready(ToolResponse::error(
+                crate::ToolError::Panicked {
+                    message: "a dispatch was polled after it completed".to_owned(),
+                }
+                .model_message(),
+            )),
+            State::Pending(future) => pending(future),
         }
     }
 

@@ -20,7 +20,7 @@ use tracing::Span;
 use crate::args::echo;
 use crate::handler::ToolStart;
 use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse};
+use crate::{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolHandler, ToolResponse};
 
 /// One call through the lifecycle: what [`ToolBoxExt::call`](crate::ToolBoxExt::call)
 /// returns.
@@ -101,19 +101,19 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
         if ctx.is_cancelled() {
             return Poll::Ready(into_response(Err(ToolError::Cancelled)));
         }
-        let started = if toolbox.catches_panics() {
-            toolbox.dispatch(name, arguments, ctx).into_parts()
+        let dispatch = if toolbox.catches_panics() {
+            toolbox.dispatch(name, arguments, ctx)
         } else {
-            start(toolbox, name, arguments, ctx, &Span::none())
-        };
-        match started {
-            Ok(result) => Poll::Ready(into_response(result)),
-            Err(dispatch) => {
-                let observation =
-                    Observation::start(handler, name, ctx.call_id(), arguments, Span::none());
-                this.pending(observation, dispatch, ctx, cx)
+            match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
+                Ok(dispatch) => dispatch,
+                Err(payload) => DispatchFuture::ready(Err(panicked(payload))),
             }
-        }
+        };
+        dispatch.respond_or(|dispatch| {
+            let observation =
+                Observation::start(handler, name, ctx.call_id(), arguments, Span::none());
+            this.pending(observation, dispatch, ctx, cx)
+        })
     }
 }
 
