@@ -174,6 +174,12 @@ const CASES: &[(&str, &str)] = &[
 fn generated_boxes_catch_their_own_panics() {
     assert!(Fragile.catches_panics());
     assert!(!FnToolBox::new([]).unwrap().catches_panics());
+    // Pointers to a box keep its answer, so a shared box keeps the fast path.
+    assert!(std::sync::Arc::new(Fragile).catches_panics());
+    assert!(Box::new(Fragile).catches_panics());
+    assert!(<&Fragile as ToolBox>::catches_panics(&&Fragile));
+    let erased: std::sync::Arc<dyn ToolBox> = std::sync::Arc::new(Fragile);
+    assert!(erased.catches_panics());
 }
 
 #[tokio::test]

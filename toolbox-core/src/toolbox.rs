@@ -204,6 +204,9 @@ macro_rules! forward_toolbox {
             fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
                 (**self).close()
             }
+            fn catches_panics(&self) -> bool {
+                (**self).catches_panics()
+            }
         }
     )*};
 }

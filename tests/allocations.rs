@@ -1,0 +1,200 @@
+//! How many allocations a quiet call makes against the hand-written floor
+//! for the same input form: the lifecycle and the argument intake may add at
+//! most one to what `from_str` / `T::deserialize` → fn → `to_string` does.
+//! Counts, not timings (the timings are in `benches/dispatch.rs`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::task::{Context as TaskContext, Poll, Waker};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use toolbox::prelude::*;
+
+/// The system allocator, counting each thread's allocations (tests run on
+/// several threads; each counts only its own).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; the counter is a
+// const-initialised thread local, which never allocates. The only unsafe code
+// in the project: a test's allocator.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller's contract is `System::alloc`'s.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is `System::dealloc`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller's contract is `System::realloc`'s.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocations (and reallocations) `f` makes on this thread, after one
+/// warm-up run (lazy statics and thread locals are not the call's).
+fn allocations<R>(mut f: impl FnMut() -> R) -> usize {
+    drop(f());
+    let before = ALLOCATIONS.with(Cell::get);
+    drop(f());
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Drives a future that completes without waiting.
+fn ready<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut TaskContext::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("these tools never wait"),
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Filters {
+    tags: Vec<String>,
+    since: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SearchArgs {
+    query: String,
+    limit: Option<u32>,
+    filters: Filters,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SearchResult {
+    query: String,
+    limit: u32,
+    tags: Vec<String>,
+    since: Option<String>,
+    total: u64,
+}
+
+fn search(query: String, limit: Option<u32>, filters: Filters) -> SearchResult {
+    SearchResult {
+        total: query.len() as u64 * 7,
+        query,
+        limit: limit.unwrap_or(10),
+        tags: filters.tags,
+        since: filters.since,
+    }
+}
+
+struct Tools;
+
+#[tool_box]
+impl Tools {
+    /// Adds two integers.
+    #[tool]
+    fn add(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+
+    /// Searches.
+    #[tool]
+    fn search(&self, query: String, limit: Option<u32>, filters: Filters) -> SearchResult {
+        search(query, limit, filters)
+    }
+}
+
+fn add_arguments() -> Value {
+    json!({"a": 40, "b": 2})
+}
+
+fn search_arguments() -> Value {
+    json!({"query": "rust tool calling", "limit": 5, "filters": {"tags": ["mcp", "agents"], "since": "2025-01-01"}})
+}
+
+fn quiet_call(name: &str, arguments: Arguments<'_>) -> usize {
+    let ctx = Context::new();
+    let handler = ToolHandler::empty();
+    allocations(|| {
+        let response = ready(Tools.call(name, arguments, &ctx, &handler));
+        assert!(!response.is_error, "{name}: {}", response.content);
+        response.content
+    })
+}
+
+#[test]
+fn text_arguments_allocate_at_most_one_more_than_from_str() {
+    let text = add_arguments().to_string();
+    let floor = allocations(|| {
+        let args: AddArgs = serde_json::from_str(&text).unwrap();
+        serde_json::to_string(&(args.a + args.b)).unwrap()
+    });
+    let ours = quiet_call("add", Arguments::from(text.as_str()));
+    assert!(
+        ours <= floor + 1,
+        "add, text: {ours} allocations, floor {floor}"
+    );
+
+    let text = search_arguments().to_string();
+    let floor = allocations(|| {
+        let args: SearchArgs = serde_json::from_str(&text).unwrap();
+        serde_json::to_string(&search(args.query, args.limit, args.filters)).unwrap()
+    });
+    let ours = quiet_call("search", Arguments::from(text.as_str()));
+    assert!(
+        ours <= floor + 1,
+        "search, text: {ours} allocations, floor {floor}"
+    );
+}
+
+#[test]
+fn borrowed_arguments_allocate_at_most_one_more_than_deserialize() {
+    let value = add_arguments();
+    let floor = allocations(|| {
+        let args = AddArgs::deserialize(&value).unwrap();
+        serde_json::to_string(&(args.a + args.b)).unwrap()
+    });
+    let ours = quiet_call("add", Arguments::from(&value));
+    assert!(
+        ours <= floor + 1,
+        "add, borrowed: {ours} allocations, floor {floor}"
+    );
+
+    let value = search_arguments();
+    let floor = allocations(|| {
+        let args = SearchArgs::deserialize(&value).unwrap();
+        serde_json::to_string(&search(args.query, args.limit, args.filters)).unwrap()
+    });
+    let ours = quiet_call("search", Arguments::from(&value));
+    assert!(
+        ours <= floor + 1,
+        "search, borrowed: {ours} allocations, floor {floor}"
+    );
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Guards the two tests above against a counter that never counts.
+    assert_eq!(allocations(|| vec![1u8; 16]), 1);
+    assert_eq!(allocations(|| ()), 0);
+}
