@@ -1,17 +1,18 @@
 //! How many allocations a quiet call makes against the hand-written floor
 //! for the same input form: the lifecycle and the argument intake may add at
 //! most one to what `from_str` / `T::deserialize` → fn → `to_string` does.
-//! Counts, not timings (the timings are in `benches/dispatch.rs`).
+//! Counts, not timings: the same tools and calls as `benches/dispatch.rs`
+//! (`benches/tools`), whose timings BENCHMARKS.md reports.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::future::Future;
-use std::task::{Context as TaskContext, Poll, Waker};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Deserialize;
 use toolbox::prelude::*;
+
+#[path = "../benches/tools/mod.rs"]
+mod tools;
+use tools::{add, add_arguments, ready, search, search_arguments, AddArgs, MacroTools, SearchArgs};
 
 /// The system allocator, counting each thread's allocations (tests run on
 /// several threads; each counts only its own).
@@ -56,87 +57,11 @@ fn allocations<R>(mut f: impl FnMut() -> R) -> usize {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-/// Drives a future that completes without waiting.
-fn ready<F: Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut TaskContext::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("these tools never wait"),
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct AddArgs {
-    a: i64,
-    b: i64,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Filters {
-    tags: Vec<String>,
-    since: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct SearchArgs {
-    query: String,
-    limit: Option<u32>,
-    filters: Filters,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct SearchResult {
-    query: String,
-    limit: u32,
-    tags: Vec<String>,
-    since: Option<String>,
-    total: u64,
-}
-
-fn search(query: String, limit: Option<u32>, filters: Filters) -> SearchResult {
-    SearchResult {
-        total: query.len() as u64 * 7,
-        query,
-        limit: limit.unwrap_or(10),
-        tags: filters.tags,
-        since: filters.since,
-    }
-}
-
-struct Tools;
-
-#[tool_box]
-impl Tools {
-    /// Adds two integers.
-    #[tool]
-    fn add(&self, a: i64, b: i64) -> i64 {
-        a + b
-    }
-
-    /// Searches.
-    #[tool]
-    fn search(&self, query: String, limit: Option<u32>, filters: Filters) -> SearchResult {
-        search(query, limit, filters)
-    }
-}
-
-fn add_arguments() -> Value {
-    json!({"a": 40, "b": 2})
-}
-
-fn search_arguments() -> Value {
-    json!({"query": "rust tool calling", "limit": 5, "filters": {"tags": ["mcp", "agents"], "since": "2025-01-01"}})
-}
-
 fn quiet_call(name: &str, arguments: Arguments<'_>) -> usize {
     let ctx = Context::new();
     let handler = ToolHandler::empty();
     allocations(|| {
-        let response = ready(Tools.call(name, arguments, &ctx, &handler));
+        let response = ready(MacroTools.call(name, arguments, &ctx, &handler));
         assert!(!response.is_error, "{name}: {}", response.content);
         response.content
     })
@@ -147,7 +72,7 @@ fn text_arguments_allocate_at_most_one_more_than_from_str() {
     let text = add_arguments().to_string();
     let floor = allocations(|| {
         let args: AddArgs = serde_json::from_str(&text).unwrap();
-        serde_json::to_string(&(args.a + args.b)).unwrap()
+        serde_json::to_string(&add(args.a, args.b)).unwrap()
     });
     let ours = quiet_call("add", Arguments::from(text.as_str()));
     assert!(
@@ -172,7 +97,7 @@ fn borrowed_arguments_allocate_at_most_one_more_than_deserialize() {
     let value = add_arguments();
     let floor = allocations(|| {
         let args = AddArgs::deserialize(&value).unwrap();
-        serde_json::to_string(&(args.a + args.b)).unwrap()
+        serde_json::to_string(&add(args.a, args.b)).unwrap()
     });
     let ours = quiet_call("add", Arguments::from(&value));
     assert!(
