@@ -197,10 +197,7 @@ fn error_at<T: DeserializeOwned>(value: &Value) -> Option<ToolError> {
 fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
     // The common case, an object, goes straight to serde_json (which skips
     // the same whitespace); the rest, and errors, read the trimmed text.
-    let first = text
-        .bytes()
-        .find(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-    if first == Some(b'{') {
+    if opens_object(text) {
         if let Ok(parsed) = serde_json::from_str::<T>(text) {
             return Ok(parsed);
         }
@@ -208,23 +205,55 @@ fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError>
     from_other_text(text, depth)
 }
 
+/// Whether the first non-space byte of `text` is `{`. Not generic, so
+/// each argument type does not compile its own copy.
+#[inline]
+fn opens_object(text: &str) -> bool {
+    text.bytes()
+        .find(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        == Some(b'{')
+}
+
 /// Text that is not a well-formed object of arguments: empty, `null`, a
 /// JSON string holding one, or an error to explain.
 #[inline(never)]
 fn from_other_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
-    let trimmed = text.trim_matches(is_json_space);
-    match trimmed.as_bytes().first() {
-        Some(b'{') => match serde_json::from_str::<T>(trimmed) {
+    match other_text(text, depth) {
+        OtherText::Object(trimmed) => match serde_json::from_str::<T>(trimmed) {
             Ok(parsed) => Ok(parsed),
             Err(first) => Err(explain_text::<T>(trimmed, first)),
         },
-        None => from_value(&Value::Object(Map::new())),
-        Some(b'n') if trimmed == "null" => from_value(&Value::Object(Map::new())),
+        OtherText::Empty => from_value(&Value::Object(Map::new())),
+        OtherText::Encoded(inner) => from_text(&inner, 1),
+        OtherText::Refused(error) => Err(error),
+    }
+}
+
+/// What text other than a plain object holds, decided once for every
+/// argument type.
+enum OtherText<'t> {
+    /// An object (trimmed) the type refused, or with spaces serde_json
+    /// does not skip: read it again to explain.
+    Object(&'t str),
+    /// Empty text or `null`: no arguments.
+    Empty,
+    /// A JSON string holding the arguments' text.
+    Encoded(String),
+    /// Not JSON, or JSON that is not an object.
+    Refused(ToolError),
+}
+
+fn other_text(text: &str, depth: u8) -> OtherText<'_> {
+    let trimmed = text.trim_matches(is_json_space);
+    match trimmed.as_bytes().first() {
+        Some(b'{') => OtherText::Object(trimmed),
+        None => OtherText::Empty,
+        Some(b'n') if trimmed == "null" => OtherText::Empty,
         Some(b'"') if depth == 0 => match serde_json::from_str::<String>(trimmed) {
-            Ok(inner) => from_text(&inner, 1),
-            Err(error) => Err(not_json(&error)),
+            Ok(inner) => OtherText::Encoded(inner),
+            Err(error) => OtherText::Refused(not_json(&error)),
         },
-        Some(_) => Err(match serde_json::from_str::<Value>(trimmed) {
+        Some(_) => OtherText::Refused(match serde_json::from_str::<Value>(trimmed) {
             Ok(other) => not_an_object(&other),
             Err(error) => not_json(&error),
         }),
