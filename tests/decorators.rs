@@ -34,12 +34,8 @@ fn orders(runs: Arc<AtomicUsize>) -> FnToolBox {
     .unwrap()
 }
 
-fn tape_path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolbox-tapes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
+fn tape_path(name: &str) -> common::ScratchFile {
+    common::ScratchFile::new("tapes", name)
 }
 
 #[tokio::test]

@@ -444,12 +444,8 @@ async fn listeners_see_refused_calls_and_are_held_flat() {
     );
 }
 
-fn tape_path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolbox-hardening-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
+fn tape_path(name: &str) -> common::ScratchFile {
+    common::ScratchFile::new("hardening", name)
 }
 
 #[tokio::test]

@@ -88,3 +88,44 @@ pub(crate) fn example(name: &str) -> std::path::PathBuf {
     }
     path.join("examples").join(name)
 }
+
+/// A file path in a scratch directory of its own under the temp dir
+/// (unique to this process and the file's name), removed with the directory
+/// when dropped, so tests leave nothing behind.
+pub(crate) struct ScratchFile {
+    dir: std::path::PathBuf,
+    file: std::path::PathBuf,
+}
+
+impl ScratchFile {
+    /// A fresh, empty directory `toolbox-{group}-{pid}-{name}` holding the
+    /// (not yet created) file `name`.
+    pub(crate) fn new(group: &str, name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("toolbox-{group}-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        ScratchFile { dir, file }
+    }
+}
+
+impl std::ops::Deref for ScratchFile {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
+impl AsRef<std::path::Path> for ScratchFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
