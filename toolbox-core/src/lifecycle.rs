@@ -101,15 +101,7 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
         if ctx.is_cancelled() {
             return Poll::Ready(into_response(Err(ToolError::Cancelled)));
         }
-        let dispatch = if toolbox.catches_panics() {
-            toolbox.dispatch(name, arguments, ctx)
-        } else {
-            match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
-                Ok(dispatch) => dispatch,
-                Err(payload) => DispatchFuture::ready(Err(panicked(payload))),
-            }
-        };
-        dispatch.respond_or(|dispatch| {
+        dispatch_caught(toolbox, name, arguments, ctx).respond_or(|dispatch| {
             let observation =
                 Observation::start(handler, name, ctx.call_id(), arguments, Span::none());
             this.pending(observation, dispatch, ctx, cx)
@@ -201,7 +193,7 @@ impl<B: ?Sized> Call<'_, B> {
 
 /// What the model reads for a result.
 #[inline]
-fn into_response(result: DispatchResult) -> ToolResponse {
+pub(crate) fn into_response(result: DispatchResult) -> ToolResponse {
     match result {
         Ok(response) => response,
         Err(error) => ToolResponse::error(error.model_message()),
@@ -297,13 +289,25 @@ fn start<'a, B: ToolBox + ?Sized>(
     ctx: &'a Context,
     span: &Span,
 ) -> Result<DispatchResult, BoxFuture<'a, DispatchResult>> {
-    let started = {
-        let _entered = span.enter();
-        catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx)))
-    };
-    match started {
-        Err(payload) => Ok(Err(panicked(payload))),
-        Ok(dispatch) => dispatch.into_parts(),
+    let _entered = span.enter();
+    dispatch_caught(toolbox, name, arguments, ctx).into_parts()
+}
+
+/// The raw dispatch, with a panic while it is built caught, unless the box
+/// catches its own.
+#[inline(always)]
+fn dispatch_caught<'a, B: ToolBox + ?Sized>(
+    toolbox: &'a B,
+    name: &'a str,
+    arguments: Arguments<'a>,
+    ctx: &'a Context,
+) -> DispatchFuture<'a> {
+    if toolbox.catches_panics() {
+        return toolbox.dispatch(name, arguments, ctx);
+    }
+    match catch_unwind(AssertUnwindSafe(|| toolbox.dispatch(name, arguments, ctx))) {
+        Ok(dispatch) => dispatch,
+        Err(payload) => DispatchFuture::ready(Err(panicked(payload))),
     }
 }
 

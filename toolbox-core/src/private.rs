@@ -179,13 +179,10 @@ pub trait ErrViaDisplay {
 
 impl<E: Display> ErrViaDisplay for ErrorWrap<E> {
     fn __toolbox_into_error(&self) -> ToolError {
+        // The error is moved into the guard: its `Display` and its `Drop`
+        // run there.
         let error = self.take();
-        guarded(|| {
-            let converted = ToolError::failed(&error);
-            dropped(error)?;
-            Ok(converted)
-        })
-        .unwrap_or_else(|panicked| panicked)
+        guarded(move || Ok(ToolError::failed(error))).unwrap_or_else(|panicked| panicked)
     }
 }
 
@@ -274,7 +271,10 @@ impl<T> OutputWrap<T> {
 
 pub trait RespondViaResponse {
     fn __toolbox_respond(&self) -> DispatchResult;
-    fn __toolbox_respond_unguarded(&self) -> DispatchResult;
+    /// The conversion cannot panic: the same as `__toolbox_respond`.
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        self.__toolbox_respond()
+    }
 }
 
 impl RespondViaResponse for &&OutputWrap<ToolResponse> {
@@ -284,11 +284,6 @@ impl RespondViaResponse for &&OutputWrap<ToolResponse> {
             Some(response) => Ok(response),
             None => unreachable!("an OutputWrap is converted once"),
         }
-    }
-
-    #[inline]
-    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
-        self.__toolbox_respond()
     }
 }
 
@@ -324,7 +319,10 @@ plain_outputs!(
 
 pub trait RespondViaPlain {
     fn __toolbox_respond(&self) -> DispatchResult;
-    fn __toolbox_respond_unguarded(&self) -> DispatchResult;
+    /// The conversion cannot panic: the same as `__toolbox_respond`.
+    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
+        self.__toolbox_respond()
+    }
 }
 
 impl<T: PlainOutput> RespondViaPlain for &&OutputWrap<T> {
@@ -334,11 +332,6 @@ impl<T: PlainOutput> RespondViaPlain for &&OutputWrap<T> {
             Some(value) => ToolResponse::from_output_unguarded(&value),
             None => unreachable!("an OutputWrap is converted once"),
         }
-    }
-
-    #[inline]
-    fn __toolbox_respond_unguarded(&self) -> DispatchResult {
-        self.__toolbox_respond()
     }
 }
 
