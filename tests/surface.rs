@@ -300,7 +300,6 @@ fn the_gemini_validators_catch_each_rule() {
     assert_eq!(
         violations(json_schema, Dialect::GeminiJsonSchema),
         [
-            "t.prefixItems: Gemini `parametersJsonSchema`: `prefixItems` is outside the supported subset",
             "t.const: Gemini `parametersJsonSchema`: `const` is outside the supported subset",
             "t.format: Gemini `parametersJsonSchema`: format `uint8` is undocumented"
         ]
@@ -397,4 +396,127 @@ fn a_one_branch_all_of_around_a_ref_is_inlined_for_strict_dialects() {
         "the unused definition is pruned"
     );
     assert!(violations(lowered, Dialect::OpenAiStrict).is_empty());
+}
+
+fn github_specs() -> Vec<ToolSpecification> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/schemas/server-github.json");
+    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    fixture["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            ToolSpecification::new(tool["name"].as_str().unwrap(), "A GitHub tool")
+                .with_parameters(tool["inputSchema"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn anthropic_strict_counts_the_request_budget() {
+    let specs = github_specs();
+    assert_eq!(specs.len(), 26);
+    let tools = toolbox::boxes::DeferredToolBox::new(EmptyToolBox, specs.clone());
+    let report = check_surface(&tools, Provider::Anthropic { strict: true });
+    let request: Vec<&str> = report
+        .violations()
+        .iter()
+        .filter(|v| v.tool.is_empty())
+        .map(|v| v.rule.as_str())
+        .collect();
+    assert_eq!(
+        request,
+        [
+            "Anthropic strict: 26 tools in one request; at most 20 strict tools are allowed",
+            "Anthropic strict: 56 optional parameters across the request's tools; at most 24 are allowed"
+        ],
+        "{report}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("  - the request: Anthropic strict: 26 tools in one request"),
+        "{report}"
+    );
+    let error = Provider::Anthropic { strict: true }
+        .definitions(&specs)
+        .unwrap_err();
+    assert!(error
+        .to_string()
+        .starts_with("these tools cannot be offered together to Anthropic strict tool use: Anthropic strict: 26 tools in one request; at most 20 strict tools are allowed; "),
+        "{error}");
+    // Without strict mode, and for the first few tools, nothing is over.
+    assert!(Provider::Anthropic { strict: false }
+        .definitions(&specs)
+        .is_ok());
+    assert!(Provider::Anthropic { strict: true }
+        .definitions(&specs[..3])
+        .is_ok());
+    // Unions: 17 `Option`s over two tools.
+    let options: serde_json::Map<String, Value> = (0..9)
+        .map(|i| (format!("p{i}"), json!({"type": ["string", "null"]})))
+        .collect();
+    let union_specs: Vec<ToolSpecification> = (0..2)
+        .map(|i| {
+            ToolSpecification::new(format!("t{i}"), "Takes options").with_parameters(
+                json!({"type": "object", "properties": options, "required": options.keys().collect::<Vec<_>>()}),
+            )
+        })
+        .collect();
+    let error = Provider::Anthropic { strict: true }
+        .definitions(&union_specs)
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "these tools cannot be offered together to Anthropic strict tool use: Anthropic strict: 18 parameters with `anyOf` or a type array across the request's tools; at most 16 are allowed"
+    );
+}
+
+#[test]
+fn a_recursive_schema_is_refused_once_with_the_reason() {
+    let root = json!({"type": "object", "properties": {"label": {"type": "string"}, "child": {"$ref": "#"}}, "required": ["label"]});
+    let tools = toolbox::boxes::DeferredToolBox::new(
+        EmptyToolBox,
+        vec![ToolSpecification::new("nest", "Nests").with_parameters(root.clone())],
+    );
+    let report = check_surface(&tools, Provider::Anthropic { strict: true });
+    let rules: Vec<String> = report
+        .violations()
+        .iter()
+        .map(|v| format!("{}: {}", v.path, v.rule))
+        .collect();
+    assert_eq!(
+        rules,
+        [": the schema is recursive (the root), which Anthropic strict tool use cannot express; bound the depth with distinct types"]
+    );
+    assert_eq!(
+        violations(root.clone(), Dialect::AnthropicStrict)
+            .iter()
+            .filter(|v| v.contains("recursive"))
+            .count(),
+        1
+    );
+    // OpenAI strict takes recursion through the root.
+    let lowered = lower(&root, Dialect::OpenAiStrict).unwrap();
+    assert_eq!(
+        lowered["properties"]["child"],
+        json!({"anyOf": [{"$ref": "#"}, {"type": "null"}]})
+    );
+    // A cycle through `$defs` is one finding too, however often it is used.
+    let defs = json!({"type": "object", "additionalProperties": false,
+        "properties": {"a": {"$ref": "#/$defs/Tree"}, "b": {"$ref": "#/$defs/Tree"}, "c": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+        "$defs": {"Tree": {"type": "object", "additionalProperties": false, "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}, "first": {"$ref": "#/$defs/Tree"}}}}});
+    let found: Vec<String> = violations(defs.clone(), Dialect::AnthropicStrict)
+        .into_iter()
+        .filter(|v| v.contains("recursive"))
+        .collect();
+    assert_eq!(
+        found,
+        [": Anthropic strict: recursive schemas are not supported (`Tree`)"]
+    );
+    assert_eq!(
+        lower(&defs, Dialect::GeminiParameters).unwrap_err().to_string(),
+        "the schema is recursive (`Tree`), which Gemini `parameters` cannot express; bound the depth with distinct types"
+    );
 }

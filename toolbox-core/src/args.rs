@@ -12,10 +12,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::provider::Dialect;
 use crate::ToolError;
 
 /// How deep an argument value may nest (objects and arrays), as
@@ -124,6 +126,34 @@ impl<'a> Arguments<'a> {
         }
     }
 
+    /// Deserializes the arguments of a tool whose argument schema is `T`'s,
+    /// the way generated tools and closure tools take them:
+    /// [`deserialize`](Self::deserialize), and where that fails on a `null`
+    /// for a property `T`'s schema leaves optional and does not let be
+    /// `null` (OpenAI strict mode's way of saying "absent"), once more with
+    /// those `null`s removed (see [`normalize`](crate::arguments::normalize)).
+    /// The first try is the whole cost of a call that needs no second.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolbox_core::Arguments;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Search { query: String, #[serde(default = "ten")] limit: u32 }
+    /// fn ten() -> u32 { 10 }
+    ///
+    /// let arguments = json!({"query": "rust", "limit": null});
+    /// let search: Search = Arguments::from(&arguments).deserialize_tool().unwrap();
+    /// assert_eq!(search.limit, 10);
+    /// ```
+    #[inline(always)]
+    pub fn deserialize_tool<T: DeserializeOwned + JsonSchema>(self) -> Result<T, ToolError> {
+        match self.deserialize::<T>() {
+            Ok(parsed) => Ok(parsed),
+            Err(error) => without_absent_nulls::<T>(self, error),
+        }
+    }
+
     /// The arguments as a JSON object: a value borrowed as is, text parsed
     /// once. For boxes that forward arguments rather than deserialize them.
     pub fn to_value(self) -> Result<Cow<'a, Value>, ToolError> {
@@ -156,6 +186,47 @@ impl<'a> Arguments<'a> {
             Arguments::Text(text) => Value::String(text.to_owned()),
         }
     }
+}
+
+/// The second try of [`Arguments::deserialize_tool`].
+#[cold]
+#[inline(never)]
+fn without_absent_nulls<T: DeserializeOwned + JsonSchema>(
+    arguments: Arguments<'_>,
+    error: ToolError,
+) -> Result<T, ToolError> {
+    let schema = || crate::schema::arguments_schema::<T>().ok();
+    match absent_nulls_removed(arguments, &error, schema) {
+        Some(value) => Arguments::Value(&value).deserialize::<T>(),
+        None => Err(error),
+    }
+}
+
+/// The arguments with the `null`s of absent properties removed, or `None`
+/// when there are none (or the error is not about the arguments). Not
+/// generic: compiled once.
+fn absent_nulls_removed(
+    arguments: Arguments<'_>,
+    error: &ToolError,
+    schema: impl FnOnce() -> Option<Value>,
+) -> Option<Value> {
+    if !matches!(error, ToolError::InvalidArguments { .. }) {
+        return None;
+    }
+    let value = arguments.to_value().ok()?;
+    if !crate::normalize::has_null(&value) {
+        return None;
+    }
+    let schema = schema()?;
+    let mut value = value.into_owned();
+    let changes = crate::normalize::normalize(&schema, Dialect::Mcp, &mut value);
+    if changes.is_empty() {
+        return None;
+    }
+    for change in &changes {
+        tracing::debug!(target: "toolbox::intake", %change, "argument normalized");
+    }
+    Some(value)
 }
 
 /// Arguments given as a value: an object, `null`, or text in a string.

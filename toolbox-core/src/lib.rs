@@ -42,6 +42,7 @@ mod error;
 mod finite;
 mod handler;
 mod lifecycle;
+mod normalize;
 pub mod provider;
 #[doc(hidden)]
 pub mod __private {
@@ -64,6 +65,7 @@ pub(crate) use boxes::{condition, decorate};
 pub mod arguments {
     pub use crate::args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
     pub use crate::call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
+    pub use crate::normalize::{normalize, Adjustment, Change};
 }
 
 /// What a [`ToolHandler`] observes: the start and the

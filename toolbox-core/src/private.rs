@@ -71,8 +71,10 @@ pub fn unknown_error(name: &str, names: &[&str]) -> Result<(), ToolError> {
 
 /// Checks arguments with the deserializer the tool's dispatch uses.
 #[inline]
-pub fn check<T: serde::de::DeserializeOwned>(arguments: Arguments<'_>) -> Result<(), ToolError> {
-    arguments.deserialize::<T>().map(drop)
+pub fn check<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+    arguments: Arguments<'_>,
+) -> Result<(), ToolError> {
+    arguments.deserialize_tool::<T>().map(drop)
 }
 
 pub fn annotations(

@@ -27,13 +27,14 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::provider::{lower, name_problem, validate, Provider};
+use crate::provider::{lower, name_problem, validate, validate_request, Provider};
 use crate::{Context, ToolBox, ToolBoxExt, ToolHandler, ToolResponse};
 
 /// One problem of a tool surface.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SurfaceViolation {
-    /// The tool's name.
+    /// The tool's name; empty for a limit the tools break together (a
+    /// provider's limit on one request).
     pub tool: String,
     /// Where in its argument schema, empty for the tool itself.
     pub path: String,
@@ -87,7 +88,9 @@ impl fmt::Display for SurfaceReport {
             self.provider.dialect().label()
         )?;
         for v in &self.violations {
-            if v.path.is_empty() {
+            if v.tool.is_empty() {
+                writeln!(f, "  - the request: {}", v.rule)?;
+            } else if v.path.is_empty() {
                 writeln!(f, "  - tool `{}`: {}", v.tool, v.rule)?;
             } else {
                 writeln!(f, "  - tool `{}`, at `{}`: {}", v.tool, v.path, v.rule)?;
@@ -99,11 +102,13 @@ impl fmt::Display for SurfaceReport {
 
 /// Checks every tool `toolbox` offers (in an empty context) against
 /// `provider`: each name legal and unique, each schema lowered and then
-/// inside the provider's dialect.
+/// inside the provider's dialect, and the tools together inside the
+/// provider's limits on one request.
 pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> SurfaceReport {
     let dialect = provider.dialect();
     let specs = toolbox.specifications(&Context::new());
     let mut violations = Vec::new();
+    let mut lowered = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {
         let mut flag = |path: String, rule: String| {
@@ -131,8 +136,16 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
                 for violation in validate(&schema, dialect) {
                     flag(violation.path, violation.rule);
                 }
+                lowered.push(schema);
             }
         }
+    }
+    for problem in validate_request(&lowered, dialect) {
+        violations.push(SurfaceViolation {
+            tool: String::new(),
+            path: String::new(),
+            rule: problem,
+        });
     }
     SurfaceReport {
         provider,

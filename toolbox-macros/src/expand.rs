@@ -289,7 +289,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     if whole {
         return quote! {
             #name => #private::DispatchFuture::ready(#private::guarded(|| {
-                let __args = #private::Arguments::deserialize::<#args_ty>(arguments)?;
+                let __args = #private::Arguments::deserialize_tool::<#args_ty>(arguments)?;
                 #(#prepare)*
                 let __out = #call;
                 #convert
@@ -299,7 +299,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     quote! {
         #name => {
             let __call = match #private::guarded(|| {
-                let __args = #private::Arguments::deserialize::<#args_ty>(arguments)?;
+                let __args = #private::Arguments::deserialize_tool::<#args_ty>(arguments)?;
                 #(#prepare)*
                 ::core::result::Result::Ok(#call)
             }) {

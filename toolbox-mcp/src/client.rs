@@ -19,6 +19,8 @@ use rmcp::service::{
 use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
+use toolbox_core::arguments::normalize;
+use toolbox_core::provider::Dialect;
 use toolbox_core::{
     Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
 };
@@ -488,9 +490,14 @@ impl ToolBox for McpToolBox {
             )));
         };
         DispatchFuture::new(async move {
-            let arguments = arguments.to_value()?;
+            // A `null` for an optional property the server's schema does
+            // not let be `null` (OpenAI strict mode's "absent") is not sent.
+            let mut arguments = arguments.to_value()?.into_owned();
+            for change in normalize(&tools[index].spec.parameters, Dialect::Mcp, &mut arguments) {
+                tracing::debug!(target: "toolbox::mcp", tool = name, %change, "argument normalized");
+            }
             check(&tools[index], &arguments)?;
-            let map = match arguments.into_owned() {
+            let map = match arguments {
                 Value::Object(map) => map,
                 _ => Map::new(),
             };

@@ -731,3 +731,94 @@ async fn a_served_registry_tells_clients_when_it_changes() {
         .await;
     assert_eq!(back.content, "late");
 }
+
+/// A sink the recording decorator writes into, shared with the test.
+#[derive(Clone, Default)]
+struct Tape(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Tape {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Page {
+    query: String,
+    #[serde(default = "ten")]
+    limit: u32,
+}
+
+fn ten() -> u32 {
+    10
+}
+
+/// OpenAI strict mode makes `limit` required and nullable, so the model
+/// says "absent" with `null`: the proxy sends no `limit` at all, and the
+/// server's own default applies.
+#[tokio::test]
+async fn a_null_for_a_remote_default_is_not_sent() {
+    use toolbox_core::boxes::RecordingToolBox;
+    use toolbox_core::provider::{Provider, TurnRunner};
+
+    let tape = Tape::default();
+    let served = RecordingToolBox::new(
+        FnToolBox::new([tool_fn("page", "Pages", |p: Page| async move {
+            format!("{}:{}", p.query, p.limit)
+        })])
+        .unwrap(),
+        tape.clone(),
+    );
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = McpServer::new(served, "test-server")
+            .serve(server_side)
+            .await
+            .expect("the server starts");
+        let _ = service.waiting().await;
+    });
+    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let ctx = Context::new();
+    let spec = remote.specification("page", &ctx).unwrap();
+    let provider = Provider::OpenAiChat { strict: true };
+    let lowered = provider.definition(&spec).unwrap();
+    assert_eq!(
+        lowered["function"]["parameters"]["properties"]["limit"]["type"],
+        json!(["integer", "null"])
+    );
+    let response = remote
+        .call(
+            "page",
+            &json!({"query": "a", "limit": null}),
+            &ctx,
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert_eq!(
+        (response.content.as_str(), response.is_error),
+        ("a:10", false)
+    );
+    let outcomes = TurnRunner::new(&remote)
+        .provider(provider)
+        .run(
+            vec![toolbox_core::arguments::ToolCall::new(
+                "page",
+                json!(r#"{"query":"b","limit":null}"#),
+            )],
+            &ctx,
+        )
+        .await;
+    assert_eq!(outcomes[0].response.content, "b:10");
+    let recorded = String::from_utf8(tape.0.lock().unwrap().clone()).unwrap();
+    let received: Vec<serde_json::Value> = recorded
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["arguments"].clone())
+        .collect();
+    assert_eq!(received, [json!({"query": "a"}), json!({"query": "b"})]);
+    remote.close().await.unwrap();
+}

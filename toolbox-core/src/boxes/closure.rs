@@ -141,7 +141,7 @@ impl FnTool {
                         .map_err(|e| ToolError::invalid_arguments("", e.to_string()))
                 })
             } else {
-                arguments.deserialize::<T>()
+                arguments.deserialize_tool::<T>()
             }
         };
         let invoke = move |arguments: Arguments<'_>, ctx: &Context| -> DispatchFuture<'static> {

@@ -27,11 +27,6 @@ pub fn validate(schema: &Value, dialect: Dialect) -> Vec<Violation> {
         violations: Vec::new(),
         properties: 0,
         enum_values: 0,
-        defs: schema
-            .get("$defs")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
     };
     match schema.as_object() {
         None => checker.flag("", "the schema must be a JSON object"),
@@ -47,7 +42,22 @@ pub fn validate(schema: &Value, dialect: Dialect) -> Vec<Violation> {
             {
                 checker.flag("$schema", "`$schema` must be stripped");
             }
-            checker.node(schema, "", 0, &mut Vec::new());
+            checker.node(schema, "", 0);
+            if matches!(
+                dialect,
+                Dialect::AnthropicStrict | Dialect::GeminiParameters
+            ) {
+                for cycle in walk::cycles(schema) {
+                    checker.flag(
+                        "",
+                        format!(
+                            "{}: recursive schemas are not supported ({})",
+                            dialect.rules().name,
+                            walk::describe_cycle(&cycle)
+                        ),
+                    );
+                }
+            }
         }
     }
     if dialect == Dialect::OpenAiStrict {
@@ -78,7 +88,6 @@ struct Checker {
     violations: Vec<Violation>,
     properties: usize,
     enum_values: usize,
-    defs: Map<String, Value>,
 }
 
 fn is_object_type(object: &Map<String, Value>) -> bool {
@@ -90,6 +99,14 @@ fn is_object_type(object: &Map<String, Value>) -> bool {
 }
 
 impl Checker {
+    /// Whether every node must say its type.
+    fn needs_types(&self) -> bool {
+        matches!(
+            self.dialect,
+            Dialect::OpenAiStrict | Dialect::AnthropicStrict | Dialect::GeminiParameters
+        )
+    }
+
     fn flag(&mut self, path: &str, rule: impl Into<String>) {
         self.violations.push(Violation {
             path: path.to_owned(),
@@ -97,17 +114,28 @@ impl Checker {
         });
     }
 
-    fn node(&mut self, value: &Value, path: &str, depth: usize, refs: &mut Vec<String>) {
+    fn node(&mut self, value: &Value, path: &str, depth: usize) {
         let Some(object) = value.as_object() else {
             if !value.is_boolean() {
                 self.flag(path, "a schema must be an object");
+            } else if *value == Value::Bool(true) && self.needs_types() {
+                self.flag(
+                    path,
+                    format!("{}: a node must say its type", self.dialect.rules().name),
+                );
             }
             return;
         };
+        if self.needs_types() && !super::lower::has_type(object) {
+            self.flag(
+                path,
+                format!("{}: a node must say its type", self.dialect.rules().name),
+            );
+        }
         self.table(object, path);
         match self.dialect {
             Dialect::OpenAiStrict => self.openai_strict(object, path, depth),
-            Dialect::AnthropicStrict => self.anthropic_strict(object, path, refs),
+            Dialect::AnthropicStrict => self.anthropic_strict(object, path),
             Dialect::GeminiParameters => self.gemini_parameters(object, path),
             Dialect::GeminiJsonSchema | Dialect::OpenAi | Dialect::Anthropic | Dialect::Mcp => {}
         }
@@ -122,7 +150,6 @@ impl Checker {
                 child,
                 &edge.schema_path(path),
                 depth + usize::from(edge.nests()),
-                refs,
             );
         }
     }
@@ -206,12 +233,7 @@ impl Checker {
         }
     }
 
-    fn anthropic_strict(
-        &mut self,
-        object: &Map<String, Value>,
-        path: &str,
-        refs: &mut Vec<String>,
-    ) {
+    fn anthropic_strict(&mut self, object: &Map<String, Value>, path: &str) {
         let provider = "Anthropic strict";
         self.closed_objects(object, path, provider);
         if let Some(min) = object.get("minItems").and_then(Value::as_u64) {
@@ -229,37 +251,6 @@ impl Checker {
                     &join(path, "allOf"),
                     "Anthropic strict: `allOf` with `$ref` is not supported",
                 );
-            }
-        }
-        if let Some(name) = object
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(walk::def_name)
-        {
-            if refs.iter().any(|r| r == name) {
-                self.flag(
-                    path,
-                    "Anthropic strict: recursive schemas are not supported",
-                );
-            } else if let Some(def) = self.defs.get(name).cloned() {
-                refs.push(name.to_owned());
-                let mut nested = Checker {
-                    dialect: self.dialect,
-                    violations: Vec::new(),
-                    properties: 0,
-                    enum_values: 0,
-                    defs: self.defs.clone(),
-                };
-                nested.node(&def, path, 0, refs);
-                // Only the recursion finding matters here; the definition is
-                // checked on its own under `$defs`.
-                self.violations.extend(
-                    nested
-                        .violations
-                        .into_iter()
-                        .filter(|v| v.rule.contains("recursive")),
-                );
-                refs.pop();
             }
         }
     }
@@ -314,6 +305,91 @@ impl Checker {
         }
     }
 }
+/// Anthropic strict tool use's limits on one request: strict tools,
+/// optional parameters and parameters with a union (`anyOf` or a type
+/// array), counted over every tool's schema.
+pub const ANTHROPIC_STRICT_LIMITS: RequestLimits = RequestLimits {
+    tools: 20,
+    optional: 24,
+    unions: 16,
+};
+
+/// How much one request may carry in a dialect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestLimits {
+    /// Tools.
+    pub tools: usize,
+    /// Optional parameters (properties left out of `required`), all tools together.
+    pub optional: usize,
+    /// Parameters whose schema is a union (`anyOf` or a type array), all tools together.
+    pub unions: usize,
+}
+
+/// The limits `dialect` puts on a whole request, that no one schema
+/// breaks: [`ANTHROPIC_STRICT_LIMITS`] for Anthropic strict, none elsewhere.
+pub fn request_limits(dialect: Dialect) -> Option<RequestLimits> {
+    (dialect == Dialect::AnthropicStrict).then_some(ANTHROPIC_STRICT_LIMITS)
+}
+
+/// Every limit of `dialect` on one request that the lowered `schemas` of
+/// its tools break together, as the provider words it.
+pub fn validate_request(schemas: &[Value], dialect: Dialect) -> Vec<String> {
+    let Some(limits) = request_limits(dialect) else {
+        return Vec::new();
+    };
+    let (mut optional, mut unions) = (0, 0);
+    for schema in schemas {
+        count_parameters(schema, &mut optional, &mut unions);
+    }
+    let name = dialect.rules().name;
+    let mut problems = Vec::new();
+    if schemas.len() > limits.tools {
+        problems.push(format!(
+            "{name}: {} tools in one request; at most {} strict tools are allowed",
+            schemas.len(),
+            limits.tools
+        ));
+    }
+    if optional > limits.optional {
+        problems.push(format!(
+            "{name}: {optional} optional parameters across the request's tools; at most {} are allowed",
+            limits.optional
+        ));
+    }
+    if unions > limits.unions {
+        problems.push(format!(
+            "{name}: {unions} parameters with `anyOf` or a type array across the request's tools; at most {} are allowed",
+            limits.unions
+        ));
+    }
+    problems
+}
+
+fn count_parameters(schema: &Value, optional: &mut usize, unions: &mut usize) {
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        let required: BTreeSet<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (name, property) in properties {
+            if !required.contains(name.as_str()) {
+                *optional += 1;
+            }
+            if property.get("anyOf").is_some() || property.get("type").is_some_and(Value::is_array)
+            {
+                *unions += 1;
+            }
+        }
+    }
+    for (_, child) in walk::children(object) {
+        count_parameters(child, optional, unions);
+    }
+}
+
 /// Why `name` is not a legal tool name for the provider of `dialect`.
 pub fn name_problem(name: &str, dialect: Dialect) -> Option<String> {
     let (ok, rule) = match dialect {

@@ -21,6 +21,13 @@ pub struct LowerError {
 }
 
 /// Lowers a tool's argument schema into `dialect`.
+///
+/// The rule is soundness: either the schema is refused with a named reason,
+/// or every value valid under the lowered schema is taken by the tool once
+/// [`normalize`](crate::arguments::normalize) has undone what lowering had
+/// to change (OpenAI strict's `null` for "absent", the keys a dialect that
+/// cannot close objects lets a model add). A constraint the dialect cannot
+/// express moves into the description, never vanishes.
 pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
     let mut root = schema.clone();
     let Some(object) = root.as_object_mut() else {
@@ -29,14 +36,31 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
             message: "the argument schema must be a JSON object".into(),
         });
     };
-    object.remove("$schema");
-    object.remove("title");
     if object.get("type").and_then(Value::as_str) != Some("object") {
         return Err(LowerError {
             path: String::new(),
             message: "the root of a tool's argument schema must be `\"type\": \"object\"`".into(),
         });
     }
+    if dialect != Dialect::Mcp {
+        object.remove("$schema");
+    }
+    object.remove("title");
+    if !dialect.expresses_recursion() {
+        if let Some(cycle) = walk::cycles(&root).first() {
+            return Err(LowerError {
+                path: String::new(),
+                message: format!(
+                    "the schema is recursive ({}), which {} cannot express; bound the depth with distinct types",
+                    walk::describe_cycle(cycle),
+                    dialect.label()
+                ),
+            });
+        }
+    }
+    let Some(object) = root.as_object_mut() else {
+        return Ok(root);
+    };
     let defs = object
         .get("$defs")
         .or_else(|| object.get("definitions"))
@@ -45,6 +69,7 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
         .unwrap_or_default();
     let lowering = Lowering {
         dialect,
+        root: schema.clone(),
         defs,
         depth: Cell::new(0),
         nodes: Cell::new(0),
@@ -63,11 +88,20 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
         }
         Dialect::GeminiParameters => {
             let mut lowered = lowering.gemini_parameters(root, "", &mut Vec::new())?;
-            if let Some(object) = lowered.as_object_mut() {
-                object.entry("properties").or_insert_with(|| json!({}));
-                // The declaration carries the description; the legacy form has none at the root.
-                object.remove("description");
+            let Some(object) = lowered.as_object_mut() else {
+                return Ok(lowered);
+            };
+            if object.contains_key("anyOf") {
+                return Err(lowering.error(
+                    "",
+                    "a choice between several shapes at the root cannot be expressed in Gemini `parameters`, whose root is one object; move the choice into a property",
+                ));
             }
+            object.insert("type".into(), json!("object"));
+            object.entry("properties").or_insert_with(|| json!({}));
+            // The declaration carries the description; the legacy form has none at the root.
+            object.remove("description");
+            object.remove("nullable");
             Ok(lowered)
         }
         Dialect::OpenAiStrict | Dialect::AnthropicStrict => {
@@ -80,6 +114,8 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
 
 struct Lowering {
     dialect: Dialect,
+    /// The schema as given, for references to the root (`#`).
+    root: Value,
     defs: Map<String, Value>,
     /// How deep the walk is now, and how many schema nodes it has produced:
     /// lowering stays linear in its output, and both are bounded.
@@ -93,12 +129,59 @@ pub const MAX_LOWERING_DEPTH: usize = 64;
 /// each time they are inlined).
 pub const MAX_LOWERED_NODES: usize = 20_000;
 
+/// Constraints a dialect without them keeps as description text.
+const CONSTRAINTS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+    "contains",
+];
+
+/// Which keywords of a node belong to which JSON type, for splitting a
+/// type array into one branch per type.
+const TYPE_KEYWORDS: &[(&str, &[&str])] = &[
+    ("string", &["format", "minLength", "maxLength", "pattern"]),
+    ("integer", &["format", "minimum", "maximum"]),
+    ("number", &["format", "minimum", "maximum"]),
+    ("array", &["items", "minItems", "maxItems"]),
+    (
+        "object",
+        &[
+            "properties",
+            "required",
+            "minProperties",
+            "maxProperties",
+            "propertyOrdering",
+            "additionalProperties",
+        ],
+    ),
+];
+
 /// Leaves one level of the walk when dropped.
 struct Level<'a>(&'a Cell<usize>);
 
 impl Drop for Level<'_> {
     fn drop(&mut self) {
         self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+impl Dialect {
+    /// Whether the dialect takes a recursive schema.
+    fn expresses_recursion(self) -> bool {
+        !matches!(self, Dialect::AnthropicStrict | Dialect::GeminiParameters)
     }
 }
 
@@ -138,8 +221,55 @@ impl Lowering {
         Ok(Level(&self.depth))
     }
 
-    /// Inlines a `$ref` that has siblings (the siblings win), so descriptions
-    /// survive dialects that forbid siblings.
+    /// A node that takes any JSON value (`true`, `{}`, a description
+    /// alone), which the strict dialects and Gemini's `parameters` cannot
+    /// say: refused by name.
+    fn untyped(&self, path: &str) -> LowerError {
+        let name = if path.is_empty() {
+            "the arguments"
+        } else {
+            "it"
+        };
+        self.error(
+            path,
+            format!(
+                "{name} may be any JSON value, which {} cannot express; give it a type (a struct, an enum, a string…)",
+                self.dialect.label()
+            ),
+        )
+    }
+
+    /// The target of a local reference, by name (`#/$defs/Name`) or the
+    /// root (`#`).
+    fn target(
+        &self,
+        reference: &str,
+        path: &str,
+    ) -> Result<(String, Map<String, Value>), LowerError> {
+        if reference == "#" {
+            let mut root = self.root.as_object().cloned().unwrap_or_default();
+            root.remove("$defs");
+            root.remove("definitions");
+            root.remove("$schema");
+            root.remove("title");
+            return Ok((walk::ROOT.to_owned(), root));
+        }
+        let name = def_name(reference).ok_or_else(|| {
+            self.error(
+                path,
+                format!("`{reference}` is not a local reference to `$defs`"),
+            )
+        })?;
+        let target = self
+            .defs
+            .get(name)
+            .and_then(Value::as_object)
+            .ok_or_else(|| self.error(path, format!("`{reference}` points at no definition")))?;
+        Ok((name.to_owned(), target.clone()))
+    }
+
+    /// Inlines a `$ref` that has siblings (or every `$ref`, for Gemini's
+    /// `parameters`): both apply, so their fields are united.
     fn inline_ref(
         &self,
         object: &mut Map<String, Value>,
@@ -156,13 +286,20 @@ impl Lowering {
         if object.len() == 1 && !matches!(self.dialect, Dialect::GeminiParameters) {
             return Ok(false);
         }
-        let name = def_name(&reference).ok_or_else(|| {
-            self.error(
-                path,
-                format!("`{reference}` is not a local reference to `$defs`"),
-            )
-        })?;
-        if stack.iter().any(|s| s == name) {
+        let (name, target) = self.target(&reference, path)?;
+        let recursive = name == walk::ROOT || stack.contains(&name);
+        if recursive && self.dialect.expresses_recursion() {
+            // A recursive reference stays a reference; what annotates it
+            // beside the `$ref` cannot stay (a dialect that forbids siblings).
+            if object
+                .iter()
+                .all(|(k, v)| k == "$ref" || is_annotation_only(&json!({ k: v })))
+            {
+                object.retain(|k, _| k == "$ref");
+                return Ok(false);
+            }
+        }
+        if recursive {
             return Err(self.error(
                 path,
                 format!(
@@ -171,22 +308,135 @@ impl Lowering {
                 ),
             ));
         }
-        let target = self
-            .defs
-            .get(name)
-            .and_then(Value::as_object)
-            .ok_or_else(|| self.error(path, format!("`{reference}` points at no definition")))?;
         object.remove("$ref");
-        for (key, value) in target {
-            object.entry(key.clone()).or_insert_with(|| value.clone());
-        }
-        stack.push(name.to_owned());
+        self.unite(object, target, path)?;
+        stack.push(name);
         Ok(true)
     }
 
+    /// Unites `other` into `object` as both holding of one value: their
+    /// properties and required names together, a description kept from
+    /// `object`, anything else set once or equal in both.
+    fn unite(
+        &self,
+        object: &mut Map<String, Value>,
+        other: Map<String, Value>,
+        path: &str,
+    ) -> Result<(), LowerError> {
+        for (key, value) in other {
+            match (key.as_str(), object.get_mut(&key)) {
+                (_, None) => {
+                    object.insert(key, value);
+                }
+                ("properties", Some(Value::Object(mine))) => {
+                    let Value::Object(theirs) = value else {
+                        continue;
+                    };
+                    for (name, schema) in theirs {
+                        match mine.get(&name) {
+                            None => {
+                                mine.insert(name, schema);
+                            }
+                            Some(existing) if *existing == schema => {}
+                            // The same property described twice: the
+                            // nearer (a `$ref`'s sibling) says more of it.
+                            Some(existing) if is_annotation_only(existing) => {
+                                let mut merged = schema.as_object().cloned().unwrap_or_default();
+                                for (k, v) in existing.as_object().into_iter().flatten() {
+                                    merged.insert(k.clone(), v.clone());
+                                }
+                                mine.insert(name, Value::Object(merged));
+                            }
+                            Some(_) if is_annotation_only(&schema) => {}
+                            Some(_) => {
+                                return Err(self.error(
+                                    &join(path, &name),
+                                    format!(
+                                        "`{name}` is constrained by two schemas at once (`allOf` or a `$ref` beside fields), which {} cannot express; flatten the struct",
+                                        self.dialect.label()
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+                ("required", Some(Value::Array(mine))) => {
+                    for name in value.as_array().into_iter().flatten() {
+                        if !mine.contains(name) {
+                            mine.push(name.clone());
+                        }
+                    }
+                }
+                ("description" | "title" | "default" | "examples" | "$comment", Some(_)) => {}
+                (_, Some(mine)) if *mine == value => {}
+                (_, Some(_)) => {
+                    return Err(self.error(
+                        path,
+                        format!(
+                            "`{key}` is given two values by `allOf` or a `$ref` beside fields, which {} cannot express; flatten the struct",
+                            self.dialect.label()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges `allOf` into the node: every branch holds of the same value,
+    /// so their fields are united (a branch's `$ref` resolved first).
+    fn flatten_all_of(
+        &self,
+        object: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<(), LowerError> {
+        for _ in 0..MAX_LOWERING_DEPTH {
+            let Some(Value::Array(branches)) = object.remove("allOf") else {
+                return Ok(());
+            };
+            for branch in branches {
+                let Value::Object(mut branch) = branch else {
+                    if branch == Value::Bool(false) {
+                        return Err(self.error(path, "an `allOf` branch `false` accepts no value"));
+                    }
+                    continue;
+                };
+                if let Some(reference) = branch.remove("$ref").as_ref().and_then(Value::as_str) {
+                    let (_, target) = self.target(reference, path)?;
+                    self.unite(&mut branch, target, path)?;
+                }
+                self.unite(object, branch, path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A tuple whose items all have one schema is an array of that schema
+    /// with a fixed length, which every dialect can say.
+    fn homogeneous_tuple(object: &mut Map<String, Value>) {
+        let Some(Value::Array(prefix)) = object.get("prefixItems") else {
+            return;
+        };
+        let Some(first) = prefix.first().cloned() else {
+            return;
+        };
+        if !prefix.iter().all(|p| *p == first) {
+            return;
+        }
+        let length = prefix.len();
+        if !object.get("items").is_none_or(|i| *i == Value::Bool(false)) {
+            return;
+        }
+        object.remove("prefixItems");
+        object.insert("items".into(), first);
+        object.entry("minItems").or_insert_with(|| json!(length));
+        object.entry("maxItems").or_insert_with(|| json!(length));
+    }
+
     /// Applies the dialect's table to one node: refuses what cannot be
-    /// expressed, drops what is not understood, renames, and moves what is
-    /// kept as text into the description; unknown formats and keys go.
+    /// expressed, renames, and moves what is kept as text into the
+    /// description; a constraint outside a dialect's keys is described,
+    /// an unknown format on a string too.
     fn apply_rules(&self, object: &mut Map<String, Value>, path: &str) -> Result<(), LowerError> {
         let rules = self.dialect.rules();
         let mut described = Vec::new();
@@ -197,9 +447,6 @@ impl Lowering {
             match fix {
                 Fix::Refuse(reason) => {
                     return Err(self.error(path, reason.message(key, self.dialect)));
-                }
-                Fix::Drop => {
-                    object.remove(*key);
                 }
                 Fix::Rename(to) => {
                     let value = value.clone();
@@ -212,11 +459,41 @@ impl Lowering {
                 }
             }
         }
+        for key in CONSTRAINTS {
+            if object.contains_key(*key) && !rules.accepts_key(key) {
+                if let Some(value) = object.remove(*key) {
+                    described.push(format!("{key}: {value}"));
+                }
+            }
+        }
         if self.dialect == Dialect::AnthropicStrict {
             if let Some(min) = object.get("minItems").and_then(Value::as_u64) {
                 if min > 1 {
                     object.remove("minItems");
                     described.push(format!("minItems: {min}"));
+                }
+            }
+        }
+        if let Some(format) = object
+            .get("format")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            let ty = object.get("type").and_then(Value::as_str);
+            let accepted = match self.dialect {
+                Dialect::GeminiParameters => gemini_parameter_format(ty, &format),
+                _ => rules.accepts_format(&format),
+            };
+            if !accepted {
+                object.remove("format");
+                // A string's format says what the text is; a number's
+                // (`uint32`, `double`) only restates its range and type.
+                if object.get("type").is_some_and(|t| {
+                    t == "string"
+                        || t.as_array()
+                            .is_some_and(|a| a.iter().any(|t| t == "string"))
+                }) {
+                    described.push(format!("format: {format}"));
                 }
             }
         }
@@ -227,11 +504,6 @@ impl Lowering {
                 None => note,
             };
             object.insert("description".into(), Value::String(description));
-        }
-        if let Some(format) = object.get("format").and_then(Value::as_str) {
-            if !rules.accepts_format(format) {
-                object.remove("format");
-            }
         }
         Ok(())
     }
@@ -244,24 +516,16 @@ impl Lowering {
         stack: &mut Vec<String>,
     ) -> Result<Value, LowerError> {
         let Value::Object(mut object) = value else {
-            return Ok(value);
+            return match value {
+                Value::Bool(true) => Err(self.untyped(path)),
+                other => Ok(other),
+            };
         };
         let _level = self.enter(path)?;
         let openai = self.dialect == Dialect::OpenAiStrict;
-        // A one-branch `allOf` (how some generators attach siblings to a
-        // `$ref`) is merged first, so a `$ref` it carries is inlined below.
-        if let Some(Value::Array(branches)) = object.get("allOf") {
-            if branches.len() == 1 {
-                if let Some(Value::Array(mut branches)) = object.remove("allOf") {
-                    if let Some(Value::Object(only)) = branches.pop() {
-                        for (key, value) in only {
-                            object.entry(key).or_insert(value);
-                        }
-                    }
-                }
-            }
-        }
+        self.flatten_all_of(&mut object, path)?;
         let inlined = self.inline_ref(&mut object, path, stack)?;
+        Self::homogeneous_tuple(&mut object);
         self.apply_rules(&mut object, path)?;
         if object
             .get("additionalProperties")
@@ -271,6 +535,9 @@ impl Lowering {
                 path,
                 super::rules::Reason::Map.message("additionalProperties", self.dialect),
             ));
+        }
+        if !has_type(&object) {
+            return Err(self.untyped(path));
         }
         let is_object = object
             .get("type")
@@ -342,6 +609,8 @@ impl Lowering {
         if let Some(constant) = object.remove("const") {
             object.insert("enum".into(), Value::Array(vec![constant]));
         }
+        self.flatten_all_of(&mut object, path)?;
+        Self::homogeneous_tuple(&mut object);
         self.apply_rules(&mut object, path)?;
         // Only what the dialect keeps is lowered; the rest goes below.
         let rules = self.dialect.rules();
@@ -357,7 +626,10 @@ impl Lowering {
     }
 
     /// Gemini legacy `parameters`: an OpenAPI 3.0 subset, refs inlined,
-    /// `nullable` instead of null unions, string enums only.
+    /// `nullable` instead of null unions, one type per node (a type array
+    /// becomes `anyOf`), string enums only (other values are described),
+    /// and `anyOf` alone on its node (the node's own fields go into each
+    /// branch).
     fn gemini_parameters(
         &self,
         value: Value,
@@ -365,34 +637,60 @@ impl Lowering {
         stack: &mut Vec<String>,
     ) -> Result<Value, LowerError> {
         let Value::Object(mut object) = value else {
-            return Ok(value);
+            return match value {
+                Value::Bool(true) => Err(self.untyped(path)),
+                other => Ok(other),
+            };
         };
         let _level = self.enter(path)?;
+        self.flatten_all_of(&mut object, path)?;
         let inlined = self.inline_ref(&mut object, path, stack)?;
+        Self::homogeneous_tuple(&mut object);
         self.apply_rules(&mut object, path)?;
-        let mut nullable = false;
+        match object.get("additionalProperties") {
+            Some(Value::Bool(_)) | None => {}
+            Some(map) if map.as_object().is_some_and(Map::is_empty) => {}
+            Some(_) => {
+                return Err(self.error(
+                    path,
+                    super::rules::Reason::Map.message("additionalProperties", self.dialect),
+                ))
+            }
+        }
+        let mut nullable = object.get("nullable") == Some(&Value::Bool(true));
         if let Some(Value::Array(types)) = object.get("type").cloned() {
-            let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-            nullable = non_null.len() < types.len();
+            let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            nullable |= non_null.len() < types.len();
             match non_null.as_slice() {
                 [one] => {
-                    object.insert("type".into(), (*one).clone());
+                    object.insert("type".into(), one.clone());
                 }
-                _ => {
-                    return Err(self.error(
-                        path,
-                        "a value of several types cannot be expressed in Gemini's `parameters`",
-                    ));
+                [] => {
+                    object.insert("type".into(), json!("null"));
+                }
+                several => {
+                    if object.contains_key("anyOf") {
+                        return Err(self.error(
+                            path,
+                            "a type array beside `anyOf` cannot be expressed in Gemini's `parameters`",
+                        ));
+                    }
+                    object.remove("type");
+                    let branches = split_types(&mut object, several);
+                    object.insert("anyOf".into(), Value::Array(branches));
                 }
             }
         }
-        if let Some(Value::Array(branches)) = object.get("anyOf") {
-            nullable |= branches
-                .iter()
-                .any(|b| b.get("type").is_some_and(|t| t == "null"));
-            if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
-                branches.retain(|b| !b.get("type").is_some_and(|t| t == "null"));
-            }
+        if object.get("type").is_some_and(|t| t == "null") {
+            return Err(self.error(
+                path,
+                "a value that can only be `null` cannot be expressed in Gemini's `parameters`",
+            ));
+        }
+        if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+            let before = branches.len();
+            branches.retain(|b| !b.get("type").is_some_and(|t| t == "null"));
+            nullable |= branches.len() < before;
         }
         if let Some(Value::Object(properties)) = object.get("properties") {
             if let Some(name) = properties.keys().find(|k| !is_gemini_parameter_name(k)) {
@@ -402,6 +700,17 @@ impl Lowering {
                 ));
             }
         }
+        if let Some(constant) = object.remove("const") {
+            object.insert("enum".into(), Value::Array(vec![constant]));
+        }
+        if let Some(Value::Array(values)) = object.get("enum").cloned() {
+            nullable |= values.iter().any(Value::is_null);
+            let values: Vec<Value> = values.into_iter().filter(|v| !v.is_null()).collect();
+            self.gemini_enum(&mut object, values, path)?;
+        }
+        if !has_type(&object) {
+            return Err(self.untyped(path));
+        }
         let rules = self.dialect.rules();
         for key in walk::schema_keys(&object) {
             if rules.accepts_key(&key) {
@@ -410,41 +719,43 @@ impl Lowering {
                 })?;
             }
         }
-        // One non-null branch is the value itself; several stand alone,
-        // since Gemini refuses siblings next to `anyOf`.
+        // One branch is the value itself; several stand alone, each with
+        // the node's own fields, since Gemini refuses siblings next to `anyOf`.
         match object.remove("anyOf") {
             Some(Value::Array(mut rest)) if rest.len() == 1 => {
                 if let Some(Value::Object(only)) = rest.pop() {
-                    for (key, value) in only {
-                        object.entry(key).or_insert(value);
-                    }
+                    self.unite(&mut object, only, path)?;
                 }
             }
-            Some(branches @ Value::Array(_)) => {
-                object.retain(|key, _| key == "nullable");
-                object.insert("anyOf".into(), branches);
+            Some(Value::Array(branches)) => {
+                let own: Map<String, Value> = std::mem::take(&mut object)
+                    .into_iter()
+                    .filter(|(key, _)| rules.accepts_key(key) && key != "nullable")
+                    .collect();
+                let mut distributed = Vec::new();
+                for branch in branches {
+                    let Value::Object(mut branch) = branch else {
+                        continue;
+                    };
+                    // A branch of another type than the node's own holds of no value.
+                    if let (Some(mine), Some(theirs)) = (own.get("type"), branch.get("type")) {
+                        if mine != theirs {
+                            continue;
+                        }
+                    }
+                    self.unite(&mut branch, own.clone(), path)?;
+                    branch.retain(|key, _| rules.accepts_key(key));
+                    distributed.push(Value::Object(branch));
+                }
+                if distributed.is_empty() {
+                    return Err(self.error(path, "no branch of `anyOf` fits the node's own type"));
+                }
+                object.insert("anyOf".into(), Value::Array(distributed));
             }
             Some(other) => {
                 object.insert("anyOf".into(), other);
             }
             None => {}
-        }
-        if let Some(constant) = object.remove("const") {
-            object.insert("enum".into(), Value::Array(vec![constant]));
-        }
-        if let Some(Value::Array(values)) = object.get("enum").cloned() {
-            let had_null = values.iter().any(Value::is_null);
-            nullable |= had_null;
-            let strings: Vec<Value> = values
-                .iter()
-                .filter(|v| !v.is_null())
-                .map(|v| match v {
-                    Value::String(_) => v.clone(),
-                    other => Value::String(other.to_string()),
-                })
-                .collect();
-            object.insert("enum".into(), Value::Array(strings));
-            object.insert("type".into(), Value::String("string".into()));
         }
         if let Some(format) = object.get("format").and_then(Value::as_str) {
             if !gemini_parameter_format(object.get("type").and_then(Value::as_str), format) {
@@ -463,6 +774,121 @@ impl Lowering {
         }
         Ok(Value::Object(object))
     }
+
+    /// Gemini's `parameters` takes string enums only: strings stay an
+    /// enum; numbers or booleans keep their type, their values go into the
+    /// description (and the tool refuses another value with its usual error).
+    fn gemini_enum(
+        &self,
+        object: &mut Map<String, Value>,
+        values: Vec<Value>,
+        path: &str,
+    ) -> Result<(), LowerError> {
+        if values.iter().all(Value::is_string) {
+            object.insert("enum".into(), Value::Array(values));
+            object.insert("type".into(), Value::String("string".into()));
+            return Ok(());
+        }
+        let kind = |v: &Value| match v {
+            Value::Bool(_) => Some("boolean"),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+            Value::Number(_) => Some("number"),
+            _ => None,
+        };
+        let kinds: BTreeSet<Option<&str>> = values.iter().map(kind).collect();
+        let ty = match kinds.iter().collect::<Vec<_>>().as_slice() {
+            [Some(one)] => *one,
+            [Some("integer"), Some("number")] | [Some("number"), Some("integer")] => "number",
+            _ => {
+                return Err(self.error(
+                    path,
+                    "an enum of mixed or structured values cannot be expressed in Gemini's `parameters`; use strings",
+                ))
+            }
+        };
+        object.remove("enum");
+        object.insert("type".into(), Value::String(ty.into()));
+        let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+        let note = format!("{{one of: {}}}", listed.join(", "));
+        let description = match object.get("description").and_then(Value::as_str) {
+            Some(text) => format!("{text} {note}"),
+            None => note,
+        };
+        object.insert("description".into(), Value::String(description));
+        Ok(())
+    }
+}
+
+/// Whether a node says what kind of value it holds.
+pub(crate) fn has_type(object: &Map<String, Value>) -> bool {
+    [
+        "type",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "properties",
+        "items",
+        "prefixItems",
+        "not",
+    ]
+    .iter()
+    .any(|key| object.contains_key(*key))
+}
+
+/// Whether a schema only annotates (describes) without constraining.
+fn is_annotation_only(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|o| {
+        o.keys().all(|k| {
+            matches!(
+                k.as_str(),
+                "description" | "title" | "default" | "examples" | "$comment"
+            )
+        })
+    })
+}
+
+/// One `anyOf` branch per type of a type array, each with the keywords of
+/// its type (taken off the node); what is common stays on the node.
+fn split_types(object: &mut Map<String, Value>, types: &[Value]) -> Vec<Value> {
+    let mut branches = Vec::new();
+    for ty in types {
+        let mut branch = Map::new();
+        branch.insert("type".into(), ty.clone());
+        let keywords = TYPE_KEYWORDS
+            .iter()
+            .find(|(name, _)| ty == *name)
+            .map_or(&[][..], |(_, keys)| *keys);
+        for key in keywords {
+            if let Some(value) = object.get(*key) {
+                branch.insert((*key).into(), value.clone());
+            }
+        }
+        if let Some(Value::Array(values)) = object.get("enum") {
+            let fitting: Vec<Value> = values
+                .iter()
+                .filter(|v| match ty.as_str() {
+                    Some("string") => v.is_string(),
+                    Some("integer") => v.is_i64() || v.is_u64(),
+                    Some("number") => v.is_number(),
+                    Some("boolean") => v.is_boolean(),
+                    _ => false,
+                })
+                .cloned()
+                .collect();
+            branch.insert("enum".into(), Value::Array(fitting));
+        }
+        branches.push(Value::Object(branch));
+    }
+    for (_, keys) in TYPE_KEYWORDS {
+        for key in *keys {
+            object.remove(*key);
+        }
+    }
+    object.remove("enum");
+    branches
 }
 
 /// Makes an optional property nullable (OpenAI strict requires every

@@ -33,7 +33,10 @@ mod rules;
 mod turn;
 mod walk;
 
-pub use check::{name_problem, validate, Violation};
+pub use check::{
+    name_problem, request_limits, validate, validate_request, RequestLimits, Violation,
+    ANTHROPIC_STRICT_LIMITS,
+};
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
 pub use turn::{
     Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner, MAX_CALLS_PER_TURN,
@@ -73,6 +76,13 @@ impl Dialect {
         Dialect::GeminiParameters,
         Dialect::Mcp,
     ];
+
+    /// Whether the dialect can close an object (`additionalProperties:
+    /// false`); where it cannot, a model may add keys the tool never
+    /// declared, and [`normalize`](crate::arguments::normalize) drops them.
+    pub fn closes_objects(self) -> bool {
+        self != Dialect::GeminiParameters
+    }
 
     /// A readable name.
     pub fn label(self) -> &'static str {
@@ -127,6 +137,14 @@ pub enum ProviderError {
         dialect: &'static str,
         /// What cannot be expressed, and where.
         source: LowerError,
+    },
+    /// The tools together break a limit the provider puts on one request.
+    #[error("these tools cannot be offered together to {dialect}: {}", problems.join("; "))]
+    Request {
+        /// The dialect's name.
+        dialect: &'static str,
+        /// Each limit broken, with the counts.
+        problems: Vec<String>,
     },
     /// The payload does not have the provider's documented shape.
     #[error("malformed {provider} payload at `{path}`: {message}")]
@@ -199,18 +217,50 @@ impl Provider {
     }
 
     /// The `tools` value of a request: a list of definitions, or for Gemini
-    /// one `functionDeclarations` entry holding them all.
+    /// one `functionDeclarations` entry holding them all. Fails when a
+    /// schema cannot be lowered, or when the tools together break a limit
+    /// of the provider on one request (Anthropic strict:
+    /// [`ANTHROPIC_STRICT_LIMITS`]).
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
         let definitions: Vec<Value> = specs
             .iter()
             .map(|s| self.definition(s))
             .collect::<Result<_, _>>()?;
+        let dialect = self.dialect();
+        if request_limits(dialect).is_some() {
+            let schemas: Vec<Value> = definitions
+                .iter()
+                .filter_map(|d| d.get("input_schema").cloned())
+                .collect();
+            let problems = validate_request(&schemas, dialect);
+            if !problems.is_empty() {
+                return Err(ProviderError::Request {
+                    dialect: dialect.label(),
+                    problems,
+                });
+            }
+        }
         Ok(match self {
             Provider::Gemini | Provider::GeminiLegacy => {
                 json!([{"functionDeclarations": definitions}])
             }
             _ => Value::Array(definitions),
         })
+    }
+
+    /// Undoes, in `call`'s arguments, what lowering `spec`'s schema for this
+    /// provider changed in meaning (see
+    /// [`normalize`](crate::arguments::normalize)), and returns what it
+    /// changed. [`TurnRunner::provider`] does it for every call it runs.
+    pub fn normalize_call(
+        self,
+        call: &mut ToolCall,
+        spec: &ToolSpecification,
+    ) -> Vec<crate::arguments::Adjustment> {
+        if let Ok(std::borrow::Cow::Owned(object)) = normalize_arguments(&call.arguments) {
+            call.arguments = object;
+        }
+        crate::normalize::normalize(&spec.parameters, self.dialect(), &mut call.arguments)
     }
 
     /// The tool calls in a provider response (the whole response body or

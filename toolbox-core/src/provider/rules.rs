@@ -9,8 +9,6 @@ use super::Dialect;
 pub(crate) enum Fix {
     /// Cannot be expressed: lowering fails with the reason; validation flags it.
     Refuse(Reason),
-    /// Not understood: lowering removes it.
-    Drop,
     /// Another keyword says the same: lowering renames it.
     Rename(&'static str),
     /// Kept as text: lowering appends `{key: value}` to the description.
@@ -121,10 +119,12 @@ const OPENAI_STRICT: Rules = Rules {
         SHAPES[0],
         SHAPES[1],
         SHAPES[2],
-        ("default", Fix::Drop),
-        ("minLength", Fix::Drop),
-        ("maxLength", Fix::Drop),
-        ("uniqueItems", Fix::Drop),
+        ("default", Fix::Describe),
+        ("minLength", Fix::Describe),
+        ("maxLength", Fix::Describe),
+        ("uniqueItems", Fix::Describe),
+        ("minProperties", Fix::Describe),
+        ("maxProperties", Fix::Describe),
     ],
     formats: Some(&[
         "date-time",
@@ -189,7 +189,19 @@ const GEMINI_JSON_SCHEMA: Rules = Rules {
     name: "Gemini `parametersJsonSchema`",
     verdict: "`{}` is outside the supported subset",
     format_verdict: "format `{}` is undocumented",
-    keywords: &[("prefixItems", Fix::Refuse(Reason::Tuple))],
+    keywords: &[
+        CONDITIONALS[0],
+        CONDITIONALS[1],
+        CONDITIONALS[2],
+        CONDITIONALS[3],
+        CONDITIONALS[4],
+        CONDITIONALS[5],
+        SHAPES[1],
+        SHAPES[2],
+        ("exclusiveMinimum", Fix::Describe),
+        ("exclusiveMaximum", Fix::Describe),
+        ("multipleOf", Fix::Describe),
+    ],
     formats: Some(&[
         "date-time",
         "time",
@@ -228,6 +240,7 @@ const GEMINI_JSON_SCHEMA: Rules = Rules {
         "anyOf",
         "oneOf",
         "uniqueItems",
+        "prefixItems",
         "$ref",
         "$defs",
         "propertyOrdering",
@@ -240,7 +253,19 @@ const GEMINI_PARAMETERS: Rules = Rules {
     format_verdict: "format `{}` is not supported",
     keywords: &[
         ("oneOf", Fix::Rename("anyOf")),
-        ("prefixItems", Fix::Refuse(Reason::Tuple)),
+        CONDITIONALS[0],
+        CONDITIONALS[1],
+        CONDITIONALS[2],
+        CONDITIONALS[3],
+        CONDITIONALS[4],
+        CONDITIONALS[5],
+        SHAPES[0],
+        SHAPES[1],
+        SHAPES[2],
+        ("exclusiveMinimum", Fix::Describe),
+        ("exclusiveMaximum", Fix::Describe),
+        ("multipleOf", Fix::Describe),
+        ("uniqueItems", Fix::Describe),
     ],
     // Formats depend on the type here; see `gemini_parameter_format`.
     formats: None,

@@ -10,6 +10,7 @@ use std::task::{Context as TaskContext, Poll};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
+use super::Provider;
 use crate::{
     Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolCall, ToolError,
     ToolHandler, ToolResponse, ToolSpecification,
@@ -104,6 +105,7 @@ pub struct TurnRunner<'a, B: ?Sized> {
     limit: usize,
     max_calls: usize,
     approval: Option<Arc<dyn Approval>>,
+    provider: Option<Provider>,
 }
 
 /// How many calls one turn runs by default; see [`TurnRunner::max_calls`].
@@ -118,7 +120,19 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             limit: 16,
             max_calls: MAX_CALLS_PER_TURN,
             approval: None,
+            provider: None,
         }
+    }
+
+    /// Takes the calls as `provider`'s model sent them under the schemas
+    /// [`Provider::definitions`] lowered: before a call is checked, shown
+    /// to the approval hook or run, what lowering changed in meaning is
+    /// undone in its arguments ([`Provider::normalize_call`]: OpenAI
+    /// strict's `null` for an absent property, the undeclared keys Gemini's
+    /// `parameters` cannot forbid), and each change is logged.
+    pub fn provider(mut self, provider: Provider) -> Self {
+        self.provider = Some(provider);
+        self
     }
 
     /// Runs at most `max` calls of one turn (at least 1; 128 by default);
@@ -164,7 +178,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     }
 
     /// Runs `calls` and returns one outcome per call, in order.
-    pub async fn run(&self, calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
+    pub async fn run(&self, mut calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
         let semaphore = Semaphore::new(self.limit);
         let specs: Vec<Option<ToolSpecification>> = calls
             .iter()
@@ -176,6 +190,15 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     .map(std::borrow::Cow::into_owned)
             })
             .collect();
+        if let Some(provider) = self.provider {
+            for (call, spec) in calls.iter_mut().zip(&specs) {
+                if let Some(spec) = spec {
+                    for change in provider.normalize_call(call, spec) {
+                        tracing::info!(target: "toolbox::turn", tool = %call.name, %change, "argument normalized");
+                    }
+                }
+            }
+        }
         let mut outcomes: Vec<Option<CallOutcome>> = calls.iter().map(|_| None).collect();
         let mut batch: Vec<usize> = Vec::new();
         let allowed = calls.len().min(self.max_calls);

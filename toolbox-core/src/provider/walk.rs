@@ -178,3 +178,141 @@ pub(crate) fn references(value: &Value, found: &mut BTreeSet<String>) {
         references(child, found);
     }
 }
+
+/// The name the cycle check gives the root (`"$ref": "#"`).
+pub(crate) const ROOT: &str = "#";
+
+/// The local references of `value` as graph nodes: a definition's name,
+/// or [`ROOT`] for `#`. Definitions nested in `value` are not entered.
+fn edges(value: &Value, found: &mut BTreeSet<String>) {
+    let Some(object) = value.as_object() else {
+        return;
+    };
+    match object.get("$ref").and_then(Value::as_str) {
+        Some("#") => {
+            found.insert(ROOT.to_owned());
+        }
+        Some(reference) => {
+            if let Some(name) = def_name(reference) {
+                found.insert(name.to_owned());
+            }
+        }
+        None => {}
+    }
+    for (edge, child) in children(object) {
+        if !matches!(edge, Edge::Def(..)) {
+            edges(child, found);
+        }
+    }
+}
+
+/// Every reference cycle reachable from the root, once each: the
+/// definitions of one strongly connected group (a recursive type and those
+/// it recurses through), in name order, [`ROOT`] first where the root is
+/// in it.
+pub(crate) fn cycles(root: &Value) -> Vec<Vec<String>> {
+    let defs = root
+        .get("$defs")
+        .or_else(|| root.get("definitions"))
+        .and_then(Value::as_object);
+    let targets = |node: &str| -> BTreeSet<String> {
+        let mut found = BTreeSet::new();
+        let schema = if node == ROOT {
+            Some(root)
+        } else {
+            defs.and_then(|d| d.get(node))
+        };
+        if let Some(schema) = schema {
+            edges(schema, &mut found);
+        }
+        found.retain(|n| n == ROOT || defs.is_some_and(|d| d.contains_key(n)));
+        found
+    };
+    // The nodes reachable from the root, and their edges.
+    let mut graph: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    let mut pending = vec![ROOT.to_owned()];
+    while let Some(node) = pending.pop() {
+        if graph.contains_key(&node) {
+            continue;
+        }
+        let out = targets(&node);
+        pending.extend(out.iter().cloned());
+        graph.insert(node, out);
+    }
+    // A node is on a cycle with the nodes that reach it and that it reaches.
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&str> = graph
+            .get(from)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        while let Some(node) = stack.pop() {
+            if seen.insert(node.to_owned()) {
+                stack.extend(graph.get(node).into_iter().flatten().map(String::as_str));
+            }
+        }
+        seen
+    };
+    let reaches: std::collections::BTreeMap<&str, BTreeSet<String>> =
+        graph.keys().map(|n| (n.as_str(), reach(n))).collect();
+    let mut grouped = BTreeSet::new();
+    let mut out = Vec::new();
+    for node in graph.keys() {
+        if grouped.contains(node) || !reaches[node.as_str()].contains(node) {
+            continue;
+        }
+        let group: Vec<String> = graph
+            .keys()
+            .filter(|other| {
+                reaches[node.as_str()].contains(*other) && reaches[other.as_str()].contains(node)
+            })
+            .cloned()
+            .collect();
+        grouped.extend(group.iter().cloned());
+        out.push(group);
+    }
+    out
+}
+
+/// A cycle as text: `` `Tree` `` or `` `A` → `B` → `A` ``, the root as
+/// "the root".
+pub(crate) fn describe_cycle(cycle: &[String]) -> String {
+    let name = |n: &String| {
+        if n == ROOT {
+            "the root".to_owned()
+        } else {
+            format!("`{n}`")
+        }
+    };
+    let names: Vec<String> = cycle.iter().map(name).collect();
+    match names.as_slice() {
+        [one] => one.clone(),
+        _ => format!("{} → {}", names.join(" → "), names[0]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_cycle_is_found_once() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/Tree"}, "me": {"$ref": "#"}, "a": {"$ref": "#/$defs/A"}, "leaf": {"$ref": "#/$defs/Leaf"}},
+            "$defs": {
+                "Tree": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}},
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},
+                "Leaf": {"type": "string"},
+                "Unused": {"type": "object", "properties": {"u": {"$ref": "#/$defs/Unused"}}}
+            }
+        });
+        let cycles: Vec<String> = cycles(&schema).iter().map(|c| describe_cycle(c)).collect();
+        assert_eq!(cycles, ["the root", "`A` → `B` → `A`", "`Tree`"]);
+    }
+}
