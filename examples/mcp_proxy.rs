@@ -7,16 +7,20 @@
 //! cargo run --features mcp --example mcp_proxy -- "npx @modelcontextprotocol/server-everything stdio"
 //! cargo run --features mcp --example mcp_proxy -- http://127.0.0.1:8765/mcp math_add '{"a": 40, "b": 2}'
 //! ```
+//!
+//! With `--serve` first, the proxied server is served again over stdio,
+//! results (images, resources, structured content) as the server sent them.
 
-use toolbox::mcp::{McpProgress, McpToolBox};
+use toolbox::mcp::{serve_stdio, McpProgress, McpToolBox};
 use toolbox::prelude::*;
 use toolbox::provider::Provider;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let mut arguments = std::env::args().skip(1);
+    let mut arguments = std::env::args().skip(1).peekable();
+    let serve = arguments.next_if(|a| a == "--serve").is_some();
     let Some(server) = arguments.next() else {
-        return Err("usage: mcp_proxy <command or URL> [tool] [JSON arguments]".into());
+        return Err("usage: mcp_proxy [--serve] <command or URL> [tool] [JSON arguments]".into());
     };
     let remote = if server.starts_with("http://") || server.starts_with("https://") {
         McpToolBox::connect_http(&server, []).await?
@@ -29,6 +33,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     if let Some((version, name)) = remote.server_info() {
         eprintln!("connected to `{name}`, protocol {version}");
+    }
+    if serve {
+        return serve_stdio(remote, "toolbox-proxy").await;
     }
     let ctx = Context::new();
     let specifications = remote.specifications(&ctx);

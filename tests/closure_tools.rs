@@ -163,3 +163,32 @@ fn every_tool_of_this_file_fits_every_provider() {
     .unwrap();
     common::assert_fits_every_provider(&tools);
 }
+
+#[tokio::test]
+async fn a_closure_may_return_a_whole_response_or_a_tool_error() {
+    let tools = FnToolBox::new([
+        tool_fn("picture", "A picture", |_: ()| async {
+            ToolResponse::image(b"GIF89a", "image/gif")
+        }),
+        tool_fn("refuse", "Refuses", |_: ()| async {
+            Err::<String, _>(ToolError::Failed {
+                message: "no such city".into(),
+                retryable: true,
+                source: Some("upstream 503 from weather.internal:8443".into()),
+            })
+        }),
+    ])
+    .unwrap();
+    let handler = ToolHandler::empty();
+    let picture = tools
+        .call("picture", &json!({}), &Context::new(), &handler)
+        .await;
+    assert_eq!(picture.content, "[image/gif image]");
+    assert_eq!(picture.parts()[0].bytes().unwrap(), b"GIF89a");
+    // The model reads the error's message; the operator's detail stays out.
+    let refused = tools
+        .call("refuse", &json!({}), &Context::new(), &handler)
+        .await;
+    assert!(refused.is_error);
+    assert_eq!(refused.content, "no such city");
+}

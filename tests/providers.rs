@@ -330,3 +330,41 @@ fn what_a_dialect_cannot_express_is_refused_naming_the_field() {
         .is_ok());
     assert!(Provider::Mcp.definition(&spec).is_ok());
 }
+
+/// An image a tool returns reaches each provider as that provider takes
+/// it: a block for Anthropic and OpenAI Responses, the model's text (which
+/// names the image) for Chat Completions and Gemini, a block for MCP.
+#[test]
+fn an_image_result_lowers_to_what_each_provider_takes() {
+    use toolbox::Content;
+    let response = ToolResponse::from_parts([
+        Content::text("The chart:"),
+        Content::image([1u8, 2, 3], "image/png"),
+    ]);
+    let call = toolbox::arguments::ToolCall::new("chart", json!({})).with_id("c1");
+    let pair = [(call, response)];
+    let anthropic = Provider::Anthropic { strict: false }.result_messages(&pair);
+    assert_eq!(
+        anthropic[0]["content"][0]["content"],
+        json!([{"type": "text", "text": "The chart:"},
+               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AQID"}}])
+    );
+    let responses = Provider::OpenAiResponses { strict: true }.result_messages(&pair);
+    assert_eq!(
+        responses[0]["output"],
+        json!([{"type": "input_text", "text": "The chart:"},
+               {"type": "input_image", "image_url": "data:image/png;base64,AQID"}])
+    );
+    let chat = Provider::OpenAiChat { strict: true }.result_messages(&pair);
+    assert_eq!(chat[0]["content"], "The chart:\n[image/png image]");
+    let gemini = Provider::Gemini.result_messages(&pair);
+    assert_eq!(
+        gemini[0]["parts"][0]["functionResponse"]["response"]["output"],
+        "The chart:\n[image/png image]"
+    );
+    let mcp = Provider::Mcp.result_messages(&pair);
+    assert_eq!(
+        mcp[0]["content"][1],
+        json!({"type": "image", "data": "AQID", "mimeType": "image/png"})
+    );
+}

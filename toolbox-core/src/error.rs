@@ -244,13 +244,30 @@ impl ToolError {
     }
 }
 
+/// The name under which a [`ToolError`] serializes itself (a newtype
+/// struct, transparent to JSON), so a tool that returns one (a closure
+/// tool's `Result<T, ToolError>`) answers with its model message, never
+/// with the operator's detail.
+pub(crate) const ERROR_TOKEN: &str = "$toolbox::ToolError";
+
 impl Serialize for ToolError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_newtype_struct(ERROR_TOKEN, &ErrorFields(self))
+    }
+}
+
+/// A [`ToolError`]'s fields: kind, the model's message, the operator's
+/// detail, whether a retry can help.
+struct ErrorFields<'e>(&'e ToolError);
+
+impl Serialize for ErrorFields<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let error = self.0;
         let mut s = serializer.serialize_struct("ToolError", 4)?;
-        s.serialize_field("kind", &self.kind())?;
-        s.serialize_field("message", &self.model_message())?;
-        s.serialize_field("detail", &self.report())?;
-        s.serialize_field("retryable", &self.is_retryable())?;
+        s.serialize_field("kind", &error.kind())?;
+        s.serialize_field("message", &error.model_message())?;
+        s.serialize_field("detail", &error.report())?;
+        s.serialize_field("retryable", &error.is_retryable())?;
         s.end()
     }
 }

@@ -36,6 +36,7 @@
 mod args;
 pub mod boxes;
 mod call;
+mod content;
 mod context;
 mod dispatch;
 mod error;
@@ -85,6 +86,7 @@ pub mod errors {
 
 pub use args::Arguments;
 pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, FnToolBox, MultiToolBox};
+pub use content::{Content, EmbeddedResource};
 pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
 pub use dispatch::DispatchFuture;
 pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};

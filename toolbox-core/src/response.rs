@@ -8,10 +8,13 @@ use serde::ser::{Serialize, Serializer};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::{Content, ToolError};
 
 /// One result of a call.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, Deserialize)]
+///
+/// A tool (a closure tool too) may return one: it is the response as is,
+/// not serialized into JSON text.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct ToolResponse {
     /// The text the model reads.
     pub content: String,
@@ -22,6 +25,34 @@ pub struct ToolResponse {
     /// Whether this result reports a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+}
+
+/// The name under which a [`ToolResponse`] serializes itself (a newtype
+/// struct, transparent to JSON), so the result conversion knows a tool
+/// returned a response rather than a value to serialize.
+const RESPONSE_TOKEN: &str = "$toolbox::ToolResponse";
+
+/// The fields of a [`ToolResponse`], serialized as the derive would.
+#[derive(serde::Serialize)]
+struct Fields<'r> {
+    content: &'r str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    element: &'r Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+}
+
+impl Serialize for ToolResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_newtype_struct(
+            RESPONSE_TOKEN,
+            &Fields {
+                content: &self.content,
+                element: &self.element,
+                is_error: self.is_error,
+            },
+        )
+    }
 }
 
 impl ToolResponse {
@@ -49,6 +80,53 @@ impl ToolResponse {
     pub fn with_element(mut self, element: Value) -> Self {
         self.element = Some(element);
         self
+    }
+
+    /// A successful response of content parts, in order: an MCP client gets
+    /// each as its block; the model's text joins the parts' text (a note
+    /// such as `[image/png image]` for what it cannot read).
+    pub fn from_parts(parts: impl IntoIterator<Item = Content>) -> Self {
+        let parts: Vec<Content> = parts.into_iter().collect();
+        let text: Vec<String> = parts.iter().map(Content::as_model_text).collect();
+        ToolResponse::text(text.join("\n")).with_element(crate::content::element_of(&parts))
+    }
+
+    /// A successful response of one image, from its bytes.
+    ///
+    /// ```
+    /// use toolbox_core::ToolResponse;
+    /// let response = ToolResponse::image(b"GIF89a", "image/gif");
+    /// assert_eq!(response.content, "[image/gif image]");
+    /// assert_eq!(response.parts()[0].bytes().unwrap(), b"GIF89a");
+    /// ```
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Self::from_parts([Content::image(bytes, mime_type)])
+    }
+
+    /// A successful response of one audio clip, from its bytes.
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Self::from_parts([Content::audio(bytes, mime_type)])
+    }
+
+    /// The content parts, in order: those given to
+    /// [`from_parts`](Self::from_parts) (or kept from a proxied MCP
+    /// server), else the text as one part.
+    pub fn parts(&self) -> Vec<Content> {
+        match crate::content::blocks(self.element.as_ref()) {
+            Some(blocks) => blocks
+                .iter()
+                .filter_map(|b| serde_json::from_value(b.clone()).ok())
+                .collect(),
+            None if self.content.is_empty() => Vec::new(),
+            None => vec![Content::text(self.content.clone())],
+        }
+    }
+
+    /// The content blocks as JSON, exactly as given or as a proxied server
+    /// sent them (annotations and `_meta` included), when the response has
+    /// parts beyond its text.
+    pub fn content_blocks(&self) -> Option<&[Value]> {
+        crate::content::blocks(self.element.as_ref()).map(Vec::as_slice)
     }
 
     /// Applies the serialization rule to a tool's return value: a string goes
@@ -130,6 +208,7 @@ impl ToolResponse {
             Shape::Text(text) => ToolResponse::text(text),
             Shape::ErrorText(text) => ToolResponse::error(text),
             Shape::ErrorJson => ToolResponse::error(json_string(buffer)),
+            Shape::Response(response) => response,
         })
     }
 }
@@ -147,6 +226,8 @@ enum Shape {
     Text(String),
     ErrorText(String),
     ErrorJson,
+    /// A whole response, returned by the tool.
+    Response(ToolResponse),
 }
 
 /// A serializer that handles the top level of a value (strings, unit,
@@ -244,9 +325,25 @@ impl<'s, 'n, W: io::Write> Serializer for TopLevel<'s, 'n, W> {
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<(), serde_json::Error> {
+        if name == crate::error::ERROR_TOKEN {
+            // A tool returned a `ToolError`: the model reads its message.
+            let fields = serde_json::to_value(value)?;
+            let message = fields
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            *self.shape = Shape::ErrorText(message.to_owned());
+            return Ok(());
+        }
+        if name == RESPONSE_TOKEN {
+            // A tool returned a whole response: it is the result as is.
+            let response: ToolResponse = serde_json::from_value(serde_json::to_value(value)?)?;
+            *self.shape = Shape::Response(response);
+            return Ok(());
+        }
         value.serialize(self)
     }
 
@@ -268,6 +365,10 @@ impl<'s, 'n, W: io::Write> Serializer for TopLevel<'s, 'n, W> {
                 *self.shape = match inner {
                     Shape::Text(text) | Shape::ErrorText(text) => Shape::ErrorText(text),
                     Shape::Json | Shape::ErrorJson => Shape::ErrorJson,
+                    Shape::Response(mut response) => {
+                        response.is_error = true;
+                        Shape::Response(response)
+                    }
                 };
                 Ok(())
             }

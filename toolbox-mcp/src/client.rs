@@ -182,12 +182,52 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.app.create_elicitation(request, context).await
+        let defaults = schema_defaults(&request);
+        let mut result = self.app.create_elicitation(request, context).await?;
+        // SEP-1034: an accepted form's omitted fields take the requested
+        // schema's defaults.
+        if result.action == rmcp::model::ElicitationAction::Accept && !defaults.is_empty() {
+            let mut content = match result.content.take() {
+                Some(Value::Object(content)) => content,
+                _ => Map::new(),
+            };
+            for (name, default) in defaults {
+                content.entry(name).or_insert(default);
+            }
+            result.content = Some(Value::Object(content));
+        }
+        Ok(result)
     }
 
     fn get_info(&self) -> ClientConfig {
-        self.app.get_info()
+        let mut info = self.app.get_info();
+        // rmcp's defaults name the client `rmcp` and ask for a version that
+        // has no `initialize`: this handshake is `initialize`, so it asks
+        // for the newest version that has one, and the client is toolbox
+        // unless the application named it.
+        if !info.protocol_version.has_initialize() {
+            info.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+        }
+        if info.client_info.name == "rmcp" {
+            info.client_info.name = "toolbox".to_owned();
+            info.client_info.version = env!("CARGO_PKG_VERSION").to_owned();
+        }
+        info
     }
+}
+
+/// The `default` of each property of an elicitation's form.
+fn schema_defaults(request: &ElicitRequestParams) -> Map<String, Value> {
+    let Ok(request) = serde_json::to_value(request) else {
+        return Map::new();
+    };
+    request
+        .pointer("/requestedSchema/properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
+        .collect()
 }
 
 fn token_key(token: &ProgressToken) -> String {
@@ -370,6 +410,17 @@ impl McpToolBox {
         url: &str,
         headers: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ToolError> {
+        McpToolBox::connect_http_with(url, headers, ()).await
+    }
+
+    /// Connects like [`connect_http`](McpToolBox::connect_http), answering
+    /// the server's requests to the client with the application's rmcp
+    /// [`ClientHandler`], as [`connect_with`](McpToolBox::connect_with) does.
+    pub async fn connect_http_with(
+        url: &str,
+        headers: impl IntoIterator<Item = (String, String)>,
+        handler: impl ClientHandler,
+    ) -> Result<Self, ToolError> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         use rmcp::transport::StreamableHttpClientTransport;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
@@ -382,7 +433,7 @@ impl McpToolBox {
             let header_value = value.parse().map_err(|_| bad("value"))?;
             config.custom_headers.insert(header_name, header_value);
         }
-        McpToolBox::connect(StreamableHttpClientTransport::from_config(config)).await
+        McpToolBox::connect_with(StreamableHttpClientTransport::from_config(config), handler).await
     }
 
     /// Lists the server's tools again (after `notifications/tools/list_changed`).

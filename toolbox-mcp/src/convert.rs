@@ -65,7 +65,24 @@ pub(crate) fn to_result(response: ToolResponse, structured: bool) -> CallToolRes
     } else {
         None
     };
-    let content = vec![ContentBlock::text(response.content)];
+    // Content parts (a tool's, or a proxied server's, kept as it sent
+    // them) are the blocks; else the text is one.
+    let content: Vec<ContentBlock> = response
+        .content_blocks()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| serde_json::from_value(b.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_else(|| vec![ContentBlock::text(response.content.clone())]);
+    let kept_structured = response
+        .element
+        .as_ref()
+        .and_then(|e| e.get("structuredContent"))
+        .filter(|_| !response.is_error)
+        .cloned();
+    let structured_content = kept_structured.or(structured_content);
     let mut result = if response.is_error {
         CallToolResult::error(content)
     } else {
@@ -77,8 +94,9 @@ pub(crate) fn to_result(response: ToolResponse, structured: bool) -> CallToolRes
 
 /// An MCP result as toolbox's: text content joined into the text,
 /// `structuredContent` kept (as the text when there is no text content),
-/// images and resources kept in the element for the client, `isError` as
-/// an error with the server's text.
+/// every block kept in order in the element when there is more than text
+/// (so the response is served again unchanged), `isError` as an error with
+/// the server's text.
 pub(crate) fn from_result(result: &CallToolResult) -> Result<ToolResponse, ToolError> {
     let value = serde_json::to_value(result).unwrap_or(Value::Null);
     let content = value
@@ -91,13 +109,35 @@ pub(crate) fn from_result(result: &CallToolResult) -> Result<ToolResponse, ToolE
         .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|c| c.get("text").and_then(Value::as_str))
         .collect();
-    let others: Vec<Value> = content
+    // Beyond text, every block is kept in order (text included), so the
+    // response can be served again unchanged.
+    let others: Vec<Value> = if content
         .iter()
-        .filter(|c| c.get("type").and_then(Value::as_str) != Some("text"))
-        .cloned()
-        .collect();
+        .any(|c| c.get("type").and_then(Value::as_str) != Some("text"))
+    {
+        content.clone()
+    } else {
+        Vec::new()
+    };
     let structured = value.get("structuredContent").cloned();
-    let text = if texts.is_empty() {
+    let text = if !others.is_empty() {
+        // What the model reads of blocks it may not see: their text, and a
+        // note for each image, audio clip or resource.
+        others
+            .iter()
+            .map(
+                |block| match serde_json::from_value::<toolbox_core::Content>(block.clone()) {
+                    Ok(part) => part.as_model_text(),
+                    Err(_) => block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else if texts.is_empty() {
         structured
             .as_ref()
             .map(Value::to_string)

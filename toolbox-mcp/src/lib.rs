@@ -7,15 +7,25 @@
 //!   per request context (conditions apply), every call through the
 //!   lifecycle, tool errors as `isError` results, the request's `_meta` in
 //!   the tool's [`Context`](toolbox_core::Context) as [`McpMeta`], the
-//!   client as [`McpClient`], progress through [`McpProgress`] both ways.
+//!   client as [`McpClient`] (to elicit input or sample its model), logging
+//!   to it through [`McpLog`], progress through [`McpProgress`] both ways;
+//!   content parts beyond text (images, audio, resources) as their blocks.
 //!
 //! Only rmcp speaks the protocol: no JSON-RPC is written here.
 
 mod client;
 mod convert;
+mod log;
 mod progress;
 mod server;
 
+/// The rmcp crate this one is built on, for its [`ClientHandler`](rmcp::ClientHandler)
+/// (what [`McpToolBox::connect_with`] takes) and its model types.
+pub use rmcp;
+
 pub use client::McpToolBox;
+pub use log::{LogLevel, McpLog};
 pub use progress::{McpProgress, Progress};
-pub use server::{serve_http, serve_stdio, HttpServer, McpClient, McpMeta, McpServer};
+pub use server::{
+    serve_http, serve_stdio, Elicitation, HttpServer, McpClient, McpMeta, McpServer, Sample,
+};

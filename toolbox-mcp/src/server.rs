@@ -8,12 +8,15 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use toolbox_core::{
     CancellationToken, Context, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler,
 };
 
 use crate::convert::{to_result, to_tool};
+use crate::log::{McpLog, Threshold};
 use crate::progress::{McpProgress, Progress};
 
 /// A served call's MCP `_meta` (the request's metadata object: a progress
@@ -38,6 +41,32 @@ impl FromContext for McpMeta {
 pub struct McpClient {
     peer: Peer<RoleServer>,
     session: Option<String>,
+    /// In the `2026-07-28` era, the call's round of input requests
+    /// (`InputRequiredResult`) instead of requests back to the client.
+    round: Option<Arc<InputRound>>,
+    /// The key the next input request goes under.
+    key: Option<String>,
+}
+
+/// One round of a `2026-07-28` call: the client's answers it came with, and
+/// the questions the tool asked that have none yet.
+#[derive(Debug, Default)]
+pub(crate) struct InputRound {
+    answers: std::collections::BTreeMap<String, Value>,
+    questions: Mutex<std::collections::BTreeMap<String, Value>>,
+    asked: std::sync::atomic::AtomicUsize,
+    /// The client's capabilities, from the request's `_meta`.
+    capabilities: Value,
+}
+
+impl InputRound {
+    /// The questions asked without an answer, as `inputRequests`.
+    pub(crate) fn questions(&self) -> std::collections::BTreeMap<String, Value> {
+        self.questions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 impl McpClient {
@@ -65,6 +94,225 @@ impl McpClient {
     /// The client as an rmcp peer, for requests back to it.
     pub fn peer(&self) -> &Peer<RoleServer> {
         &self.peer
+    }
+
+    /// The same client, whose next question (elicitation or sampling) goes
+    /// under `key` in a `2026-07-28` round of input requests (by default,
+    /// `elicitation-1`, `sampling-2`, … in the order the tool asks).
+    pub fn keyed(&self, key: impl Into<String>) -> Self {
+        McpClient {
+            key: Some(key.into()),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the client declared `capability` (`elicitation`, `sampling`).
+    fn declares(&self, capability: &str) -> bool {
+        match &self.round {
+            Some(round) => round.capabilities.get(capability).is_some(),
+            None => self.peer.peer_info().is_some_and(|info| {
+                serde_json::to_value(&info.capabilities)
+                    .ok()
+                    .and_then(|c| c.get(capability).cloned())
+                    .is_some()
+            }),
+        }
+    }
+
+    /// Asks the client `method` with `params`: a request back to it in
+    /// `2025-11-25`; in `2026-07-28`, its answer from the call's
+    /// `inputResponses`, or else a question for this round's
+    /// `InputRequiredResult` (the tool then ends, and runs again with the
+    /// answer).
+    async fn ask(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let capability = method.split('/').next().unwrap_or(method);
+        if !self.declares(capability) {
+            return Err(unsupported(capability));
+        }
+        let Some(round) = &self.round else {
+            let request: rmcp::model::ServerRequest =
+                serde_json::from_value(serde_json::json!({"method": method, "params": params}))
+                    .map_err(|e| {
+                        ToolError::failed(format!("the {capability} request cannot be built: {e}"))
+                    })?;
+            let answer = self
+                .peer
+                .send_request(request)
+                .await
+                .map_err(|e| transport(capability, e))?;
+            return Ok(serde_json::to_value(answer).unwrap_or(Value::Null));
+        };
+        let index = round
+            .asked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let key = self
+            .key
+            .clone()
+            .unwrap_or_else(|| format!("{capability}-{index}"));
+        if let Some(answer) = round.answers.get(&key) {
+            return Ok(answer.clone());
+        }
+        round
+            .questions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, serde_json::json!({"method": method, "params": params}));
+        Err(ToolError::Failed {
+            message: "this call needs the client's input; it runs again with the answer".to_owned(),
+            retryable: true,
+            source: None,
+        })
+    }
+
+    /// Asks the client's user for a `T` (`elicitation/create`, form mode),
+    /// with `T`'s schema as the form: a struct of strings, numbers, booleans
+    /// and string enums, as the protocol allows. A client that did not
+    /// declare elicitation gets no request: the tool gets an error it can
+    /// report.
+    ///
+    /// Both protocol eras: in `2025-11-25` a request to the client; in
+    /// `2026-07-28` the question goes out as the call's
+    /// `InputRequiredResult` (this returns an error the tool passes on with
+    /// `?`), and the client calls again with the answer, which this then
+    /// returns — so a tool asks before it changes anything.
+    ///
+    /// ```no_run
+    /// # use toolbox_mcp::{Elicitation, McpClient};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { proceed: bool }
+    /// # async fn tool(client: McpClient) -> Result<String, toolbox_core::ToolError> {
+    /// match client.elicit::<Confirm>("Delete the file?").await? {
+    ///     Elicitation::Accept(Confirm { proceed: true }) => Ok("deleted".into()),
+    ///     _ => Ok("kept".into()),
+    /// }
+    /// # }
+    /// ```
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, ToolError> {
+        let schema = toolbox_core::schema::arguments_schema::<T>().map_err(ToolError::failed)?;
+        match self.elicit_with_schema(message, schema).await? {
+            Elicitation::Accept(content) => serde_json::from_value(content.clone())
+                .map(Elicitation::Accept)
+                .map_err(|e| {
+                    ToolError::failed(format!(
+                        "the client's answer does not fit the form: {e}; got {}",
+                        toolbox_core::arguments::echo(&content.to_string())
+                    ))
+                }),
+            Elicitation::Decline => Ok(Elicitation::Decline),
+            Elicitation::Cancel => Ok(Elicitation::Cancel),
+        }
+    }
+
+    /// Asks the client's user to fill `schema` (an object of primitive
+    /// properties), returning the answer as JSON.
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicitation<Value>, ToolError> {
+        let mut schema = schema;
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("title");
+        }
+        let answer = self
+            .ask(
+                "elicitation/create",
+                serde_json::json!({"mode": "form", "message": message.into(), "requestedSchema": schema}),
+            )
+            .await?;
+        Ok(match answer.get("action").and_then(Value::as_str) {
+            Some("accept") => Elicitation::Accept(
+                answer
+                    .get("content")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+            ),
+            Some("decline") => Elicitation::Decline,
+            _ => Elicitation::Cancel,
+        })
+    }
+
+    /// Asks the client's model for a completion of `prompt`
+    /// (`sampling/createMessage`), at most `max_tokens` long, and returns
+    /// its text. A client that did not declare sampling gets no request.
+    ///
+    /// In `2026-07-28` (where server→client requests are gone) the
+    /// question goes out as the call's `InputRequiredResult` and the tool
+    /// runs again with the answer, as [`elicit`](Self::elicit) does.
+    pub async fn sample(
+        &self,
+        prompt: impl Into<String>,
+        max_tokens: u32,
+    ) -> Result<Sample, ToolError> {
+        let answer = self
+            .ask(
+                "sampling/createMessage",
+                serde_json::json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": prompt.into()}}],
+                    "maxTokens": max_tokens,
+                }),
+            )
+            .await?;
+        let text = match answer.get("content") {
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Some(block) => block
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            None => String::new(),
+        };
+        let field = |name: &str| answer.get(name).and_then(Value::as_str).map(str::to_owned);
+        Ok(Sample {
+            text,
+            model: field("model").unwrap_or_default(),
+            stop_reason: field("stopReason"),
+        })
+    }
+}
+
+/// The user's answer to [`McpClient::elicit`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elicitation<T> {
+    /// The user filled the form.
+    Accept(T),
+    /// The user said no.
+    Decline,
+    /// The user dismissed the form.
+    Cancel,
+}
+
+/// The client model's answer to [`McpClient::sample`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// The completion's text.
+    pub text: String,
+    /// The model that wrote it.
+    pub model: String,
+    /// Why it stopped (`endTurn`, `maxTokens`, …).
+    pub stop_reason: Option<String>,
+}
+
+fn unsupported(capability: &str) -> ToolError {
+    ToolError::Failed {
+        message: format!("the MCP client does not support {capability}, which this tool needs"),
+        retryable: false,
+        source: Some(format!("the client did not declare the `{capability}` capability").into()),
+    }
+}
+
+fn transport(what: &str, error: rmcp::service::ServiceError) -> ToolError {
+    ToolError::Transport {
+        message: format!("the MCP client did not answer the {what} request"),
+        source: Some(Box::new(error)),
     }
 }
 
@@ -104,6 +352,9 @@ pub struct McpServer<B> {
     name: String,
     /// The clients that completed the handshake, for `list_changed`.
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// The log level this server's client set (each HTTP session has a
+    /// server of its own).
+    threshold: Threshold,
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
@@ -114,6 +365,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
             handler: ToolHandler::empty(),
             name: name.into(),
             peers: Arc::default(),
+            threshold: Threshold::default(),
         }
     }
 
@@ -144,20 +396,51 @@ impl<B: ToolBox + 'static> McpServer<B> {
 
     /// The context of one request: its `_meta` as [`McpMeta`], the client
     /// as [`McpClient`].
-    fn context(meta: Map<String, Value>, request: &RequestContext<RoleServer>) -> Context {
+    fn context(
+        &self,
+        meta: Map<String, Value>,
+        request: &RequestContext<RoleServer>,
+        round: Option<Arc<InputRound>>,
+    ) -> Context {
         let session = request
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
+        // In `2026-07-28` the log level comes with each request, and no
+        // level means no logging.
+        let log = if stateless(&meta) {
+            McpLog::per_request(
+                request.peer.clone(),
+                meta.get(LOG_LEVEL).and_then(Value::as_str),
+            )
+        } else {
+            McpLog::to(request.peer.clone(), self.threshold.clone())
+        };
         Context::new()
             .with_extension(McpMeta(meta))
+            .with_extension(log)
             .with_extension(McpClient {
                 peer: request.peer.clone(),
                 session,
+                round,
+                key: None,
             })
     }
+}
+
+/// The `_meta` keys of the `2026-07-28` era.
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether a request is of the stateless `2026-07-28` era (its version in
+/// `_meta`, a version without `initialize`).
+fn stateless(meta: &Map<String, Value>) -> bool {
+    meta.get(PROTOCOL_VERSION)
+        .and_then(Value::as_str)
+        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
 }
 
 /// Progress reports of one served call, sent to its client in order as
@@ -212,14 +495,20 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             handler: self.handler.clone(),
             name: self.name.clone(),
             peers: self.peers.clone(),
+            // A clone serves another client (an HTTP session): its own level.
+            threshold: Threshold::default(),
         }
     }
 }
 
 impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
+    // Logging is announced for `2025-11-25` clients (deprecated by rmcp
+    // for `2026-07-28`, SEP-2577).
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -227,6 +516,18 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info
+    }
+
+    // Logging is deprecated from `2026-07-28` on (SEP-2577); in
+    // `2025-11-25` a client sets its level this way.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.threshold.set(request.level);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -241,7 +542,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let ctx = Self::context(context.meta.0 .0.clone(), &context);
+        let ctx = self.context(context.meta.0 .0.clone(), &context, None);
         let mut tools = Vec::new();
         for spec in self.toolbox.specifications(&ctx) {
             tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
@@ -264,7 +565,40 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         // The client's cancellation (`notifications/cancelled`) cancels the
         // tool's Context, then ends the call.
         let cancel = CancellationToken::new();
-        let mut ctx = Self::context(meta, &context).with_cancellation(cancel.clone());
+        // `2026-07-28`: questions to the client go out as this call's
+        // `InputRequiredResult`; the answers come with the next call.
+        if let Some((key, _)) = request
+            .input_responses
+            .iter()
+            .flatten()
+            .find(|(_, answer)| !answer.is_object())
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "inputResponses.{}: an answer must be an object (an elicitation's or a sampling's result)",
+                    toolbox_core::arguments::echo(key)
+                ),
+                None,
+            ));
+        }
+        let round = stateless(&meta).then(|| {
+            Arc::new(InputRound {
+                answers: request
+                    .input_responses
+                    .clone()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+                capabilities: meta
+                    .get(CLIENT_CAPABILITIES)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                ..InputRound::default()
+            })
+        });
+        let mut ctx = self
+            .context(meta, &context, round.clone())
+            .with_cancellation(cancel.clone());
         let mut reports = None;
         if let Some(token) = progress {
             let (progress, sender) = progress_to(context.peer.clone(), token);
@@ -298,6 +632,20 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             }
         };
         flush(reports).await;
+        if let Some(questions) = round.map(|r| r.questions()).filter(|q| !q.is_empty()) {
+            let result: rmcp::model::InputRequiredResult =
+                serde_json::from_value(serde_json::json!({
+                    "resultType": "input_required",
+                    "inputRequests": questions,
+                }))
+                .map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("the input requests cannot be sent: {e}"),
+                        None,
+                    )
+                })?;
+            return Ok(result.into());
+        }
         Ok(to_result(response, structured).into())
     }
 }

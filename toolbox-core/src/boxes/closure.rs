@@ -225,6 +225,23 @@ impl FnTool {
         self
     }
 
+    /// Replaces the argument schema with one written by hand (every 2020-12
+    /// keyword kept as written, `$schema` included), e.g. for a closure over
+    /// `serde_json::Value` whose arguments a hand-made schema describes
+    /// better. The closure's type still takes the arguments in: the two
+    /// must agree. A schema that is not an object is reported when the tool
+    /// is put in a [`FnToolBox`].
+    pub fn with_parameters(mut self, schema: Value) -> Self {
+        if schema.get("type").and_then(Value::as_str) == Some("object") {
+            self.specification.parameters = schema;
+        } else {
+            self.problems.push(
+                "`with_parameters`: the argument schema must be `\"type\": \"object\"`".to_owned(),
+            );
+        }
+        self
+    }
+
     /// Sets the schema of the tool's result.
     pub fn output_schema<O: JsonSchema>(mut self) -> Self {
         self.specification.output_schema = crate::schema::output_schema::<O>();

@@ -413,7 +413,7 @@ impl Provider {
                 .iter()
                 .enumerate()
                 .map(|(i, (call, response))| {
-                    json!({"type": "function_call_output", "call_id": id(i, call), "output": response.content})
+                    json!({"type": "function_call_output", "call_id": id(i, call), "output": responses_output(response)})
                 })
                 .collect(),
             Provider::Anthropic { .. } => {
@@ -421,7 +421,7 @@ impl Provider {
                     .iter()
                     .enumerate()
                     .map(|(i, (call, response))| {
-                        let mut block = json!({"type": "tool_result", "tool_use_id": id(i, call), "content": response.content});
+                        let mut block = json!({"type": "tool_result", "tool_use_id": id(i, call), "content": anthropic_content(response)});
                         if response.is_error {
                             block["is_error"] = Value::Bool(true);
                         }
@@ -454,7 +454,11 @@ impl Provider {
             Provider::Mcp => results
                 .iter()
                 .map(|(_, response)| {
-                    let mut result = json!({"content": [{"type": "text", "text": response.content}]});
+                    let content = match response.content_blocks() {
+                        Some(blocks) => Value::Array(blocks.to_vec()),
+                        None => json!([{"type": "text", "text": response.content}]),
+                    };
+                    let mut result = json!({"content": content});
                     if response.is_error {
                         result["isError"] = Value::Bool(true);
                     } else if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&response.content) {
@@ -465,6 +469,53 @@ impl Provider {
                 .collect(),
         }
     }
+}
+
+/// Whether a response has an image among its parts (what Anthropic and
+/// OpenAI Responses can show a model).
+fn has_image(response: &ToolResponse) -> bool {
+    response.content_blocks().is_some_and(|blocks| {
+        blocks
+            .iter()
+            .any(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+    })
+}
+
+/// An Anthropic `tool_result`'s content: the text, or with images the
+/// parts as text and image blocks in order.
+fn anthropic_content(response: &ToolResponse) -> Value {
+    if !has_image(response) {
+        return Value::String(response.content.clone());
+    }
+    let blocks: Vec<Value> = response
+        .parts()
+        .into_iter()
+        .map(|part| match part {
+            crate::Content::Image { data, mime_type } => json!({"type": "image",
+                "source": {"type": "base64", "media_type": mime_type, "data": data}}),
+            other => json!({"type": "text", "text": other.as_model_text()}),
+        })
+        .collect();
+    Value::Array(blocks)
+}
+
+/// An OpenAI Responses `function_call_output`'s output: the text, or with
+/// images `input_text` and `input_image` items in order.
+fn responses_output(response: &ToolResponse) -> Value {
+    if !has_image(response) {
+        return Value::String(response.content.clone());
+    }
+    let items: Vec<Value> = response
+        .parts()
+        .into_iter()
+        .map(|part| match part {
+            crate::Content::Image { data, mime_type } => {
+                json!({"type": "input_image", "image_url": format!("data:{mime_type};base64,{data}")})
+            }
+            other => json!({"type": "input_text", "text": other.as_model_text()}),
+        })
+        .collect();
+    Value::Array(items)
 }
 
 /// Gemini's model turn for these calls, `thoughtSignature`s included: what

@@ -1,0 +1,93 @@
+//! A client built on `McpToolBox` for the official MCP conformance suite's
+//! client scenarios. The suite starts it with the server's URL as the last
+//! argument and the scenario in `MCP_CONFORMANCE_SCENARIO`;
+//! `scripts/conformance` runs them.
+//!
+//! ```sh
+//! MCP_CONFORMANCE_SCENARIO=initialize cargo run --features mcp --example conformance_client -- http://127.0.0.1:3000/mcp
+//! ```
+
+use serde_json::json;
+use toolbox::mcp::rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData,
+};
+use toolbox::mcp::rmcp::service::RequestContext;
+use toolbox::mcp::rmcp::{ClientHandler, RoleClient};
+use toolbox::mcp::McpToolBox;
+use toolbox::prelude::*;
+
+/// Accepts every form with nothing filled in: the fields come from the
+/// schema's defaults (SEP-1034), which `McpToolBox` applies.
+struct AcceptEmpty;
+
+impl ClientHandler for AcceptEmpty {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let mut result = ElicitResult::new(ElicitationAction::Accept);
+        result.content = Some(json!({}));
+        Ok(result)
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        let mut info = ClientConfig::default();
+        info.capabilities = capabilities;
+        info
+    }
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
+    let ctx = Context::new();
+    let handler = ToolHandler::empty();
+    match scenario {
+        "initialize" | "tools_call" | "tools-call" => {
+            let remote = McpToolBox::connect_http(url, []).await?;
+            if let Some(tool) = remote.specifications(&ctx).first() {
+                let response = remote
+                    .call(&tool.name, &json!({"a": 2, "b": 3}), &ctx, &handler)
+                    .await;
+                println!("{}: {}", tool.name, response.content);
+            }
+            remote.close().await
+        }
+        "sse-retry" => {
+            let remote = McpToolBox::connect_http(url, []).await?;
+            let response = remote
+                .call("test_reconnection", &json!({}), &ctx, &handler)
+                .await;
+            println!("test_reconnection: {}", response.content);
+            remote.close().await
+        }
+        "elicitation-sep1034-client-defaults" => {
+            let remote = McpToolBox::connect_http_with(url, [], AcceptEmpty).await?;
+            let response = remote
+                .call(
+                    "test_client_elicitation_defaults",
+                    &json!({}),
+                    &ctx,
+                    &handler,
+                )
+                .await;
+            println!("test_client_elicitation_defaults: {}", response.content);
+            remote.close().await
+        }
+        other => Err(ToolError::failed(format!(
+            "scenario `{other}` is not handled by this client"
+        ))),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let url = std::env::args().next_back().unwrap_or_default();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    if let Err(error) = run(&scenario, &url).await {
+        eprintln!("{scenario}: {}", error.report());
+        std::process::exit(1);
+    }
+}
