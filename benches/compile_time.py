@@ -13,6 +13,12 @@ Generates two crates with 100 tools each (every tool takes `query: String`,
 Dependencies are built first; then each crate alone is rebuilt in debug mode
 (`CARGO_INCREMENTAL=0`, after `touch`) three times, interleaved, and the
 medians are compared. Usage: `python3 benches/compile_time.py [runs]`.
+
+`python3 benches/compile_time.py --discovery [runs]` measures what
+discovery costs instead: the same 100-tool `#[tool_box]` crate, and a crate
+of 100 free `#[tool]` functions (100 link-time entries), each built with
+toolbox's default features and with `discovery` off (separate workspaces,
+so features do not unify), interleaved in one run.
 """
 
 import os
@@ -139,7 +145,72 @@ def build(crate, env):
     subprocess.run(["cargo", "build", "-q", "-p", crate], cwd=WORK, env=env, check=True)
 
 
+def free_crate():
+    functions = []
+    for i in range(TOOLS):
+        functions.append(f'''
+/// Searches collection {i} by text.
+#[tool]
+pub fn search_{i}(
+    /// Free text to look for.
+    query: String,
+    /// At most this many results.
+    limit: Option<u32>,
+    /// Only results with all these tags.
+    tags: Vec<String>,
+) -> String {{
+    format!("{i} {{query}} {{limit:?}} {{tags:?}}")
+}}''')
+    return f'''//! {TOOLS} free `#[tool]` functions.
+use toolbox::prelude::*;
+{"".join(functions)}
+'''
+
+
+def discovery(runs):
+    variants = {
+        "on": 'toolbox = {{ path = "{root}" }}',
+        "off": 'toolbox = {{ path = "{root}", default-features = false, features = ["macros", "registry"] }}',
+    }
+    times = {}
+    envs = {}
+    for variant, dependency in variants.items():
+        work = ROOT / "target" / f"compile-bench-discovery-{variant}"
+        write(work / "Cargo.toml", """[workspace]
+members = ["tools_macro", "tools_free"]
+resolver = "2"
+""")
+        for name, source in (("tools_macro", macro_crate()), ("tools_free", free_crate())):
+            manifest = CARGO_TOML.format(name=name, root=ROOT).replace(
+                'toolbox = {{ path = "{root}" }}'.format(root=ROOT), dependency.format(root=ROOT)
+            )
+            write(work / name / "Cargo.toml", manifest)
+            write(work / name / "src" / "lib.rs", source)
+        env = dict(os.environ, CARGO_INCREMENTAL="0", CARGO_TARGET_DIR=str(work / "target"))
+        envs[variant] = (work, env)
+        for crate in ("tools_macro", "tools_free"):
+            subprocess.run(["cargo", "build", "-q", "-p", crate], cwd=work, env=env, check=True)
+            times[(crate, variant)] = []
+    for _ in range(runs):
+        for crate in ("tools_macro", "tools_free"):
+            for variant in variants:
+                work, env = envs[variant]
+                (work / crate / "src" / "lib.rs").touch()
+                start = time.perf_counter()
+                subprocess.run(["cargo", "build", "-q", "-p", crate], cwd=work, env=env, check=True)
+                times[(crate, variant)].append(time.perf_counter() - start)
+    for crate in ("tools_macro", "tools_free"):
+        on = statistics.median(times[(crate, "on")])
+        off = statistics.median(times[(crate, "off")])
+        for variant in variants:
+            values = times[(crate, variant)]
+            print(f"{crate} discovery {variant}: median {statistics.median(values):.2f}s of {', '.join(f'{v:.2f}' for v in values)}")
+        print(f"{crate}: discovery on/off {on / off:.3f}x (goal <= 1.03x)")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--discovery":
+        return discovery(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     write(WORK / "Cargo.toml", WORKSPACE)
     for name, source in (("tools_macro", macro_crate()), ("tools_floor", floor_crate())):

@@ -111,6 +111,8 @@ pub mod guide {
     pub mod providers {}
     #[doc = include_str!("../docs/testing.md")]
     pub mod testing {}
+    #[doc = include_str!("../docs/ci.md")]
+    pub mod ci {}
     #[doc = include_str!("../docs/reliability.md")]
     pub mod reliability {}
     #[doc = include_str!("../docs/comparison.md")]

@@ -38,6 +38,7 @@ pub mod boxes;
 mod call;
 mod content;
 mod context;
+pub mod discover;
 mod dispatch;
 mod error;
 mod finite;

@@ -20,6 +20,93 @@ pub use crate::{
     ToolBox, ToolError, ToolResponse, ToolSpecification,
 };
 
+pub use crate::discover::{last_segment, Discovered};
+#[cfg(feature = "discovery")]
+pub use inventory;
+
+/// Submits a [`Discovered`] entry, when the `discovery` feature is on.
+#[cfg(feature = "discovery")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __toolbox_submit {
+    ($($entry:tt)*) => { $crate::__private::inventory::submit! { $($entry)* } };
+}
+
+/// Submits nothing: the `discovery` feature is off.
+#[cfg(not(feature = "discovery"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __toolbox_submit {
+    ($($entry:tt)*) => {};
+}
+
+pub use crate::__toolbox_submit as submit;
+
+/// Builds a box for discovery when its type is `Default` (autoref
+/// specialization: the `Default` impl is the nearer one).
+pub struct BuildProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> BuildProbe<T> {
+    pub const fn new() -> Self {
+        BuildProbe(PhantomData)
+    }
+}
+
+impl<T> Default for BuildProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub trait BuildViaDefault {
+    fn build(&self) -> Option<std::sync::Arc<dyn ToolBox>>;
+}
+
+impl<T: Default + ToolBox + 'static> BuildViaDefault for &BuildProbe<T> {
+    fn build(&self) -> Option<std::sync::Arc<dyn ToolBox>> {
+        Some(std::sync::Arc::new(T::default()))
+    }
+}
+
+pub trait BuildViaNothing {
+    fn build(&self) -> Option<std::sync::Arc<dyn ToolBox>>;
+}
+
+impl<T> BuildViaNothing for BuildProbe<T> {
+    fn build(&self) -> Option<std::sync::Arc<dyn ToolBox>> {
+        None
+    }
+}
+
+/// A box a generated surface test can build.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be built for its generated surface test",
+    label = "needs `Default`, or a constructor",
+    note = "derive or implement `Default` for `{Self}`, or name a constructor: `#[tool_box(register = {Self}::new_for_tests, check(..))]`"
+)]
+pub trait Buildable {}
+
+impl<T: Default> Buildable for T {}
+
+pub fn assert_buildable<T: Buildable + ?Sized>() {}
+
+pub use crate::provider::Provider;
+
+/// What a generated `check(..)` test runs: the surface against each
+/// provider, panicking with every report that is not clean.
+#[track_caller]
+pub fn check_surfaces<B: ToolBox + ?Sized>(toolbox: &B, providers: &[Provider]) {
+    let reports: Vec<String> = providers
+        .iter()
+        .map(|provider| crate::testing::check_surface(toolbox, *provider))
+        .filter(|report| !report.is_clean())
+        .map(|report| report.to_string())
+        .collect();
+    if !reports.is_empty() {
+        panic!("{}", reports.join("\n"));
+    }
+}
+
 /// The argument schema of a generated argument struct (always an object).
 pub fn parameters<T: schemars::JsonSchema>() -> Value {
     crate::schema::arguments_schema::<T>().unwrap_or_else(|_| crate::schema::empty_object_schema())

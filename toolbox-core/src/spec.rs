@@ -61,6 +61,24 @@ impl ToolSpecification {
         self
     }
 
+    /// Sets the display title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the schema of the tool's result.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the effects (MCP's hints).
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
     /// Whether the tool is annotated read-only.
     pub fn is_read_only(&self) -> bool {
         self.annotations.as_ref().and_then(|a| a.read_only) == Some(true)

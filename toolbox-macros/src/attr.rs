@@ -7,9 +7,10 @@ use darling::ast::NestedMeta;
 use darling::util::{Flag, Override};
 use darling::FromMeta;
 use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Lit, LitStr, Path};
 
-/// `#[tool_box(name = "…", crate = path)]`.
+/// `#[tool_box(name = "…", crate = path, register = …, check(..))]`.
 #[derive(Default, FromMeta)]
 #[darling(default)]
 pub(crate) struct BoxArgs {
@@ -18,6 +19,90 @@ pub(crate) struct BoxArgs {
     /// Where the `toolbox` crate is (default: `::toolbox`).
     #[darling(rename = "crate")]
     pub krate: Option<Path>,
+    /// `register = false`, or the constructor discovery builds the box with.
+    pub register: Option<Register>,
+    /// Dialects a generated test checks the surface against.
+    pub check: Option<Checks>,
+}
+
+/// `register = false` (not discovered) or `register = Type::constructor`.
+pub(crate) enum Register {
+    Off,
+    With(Expr),
+}
+
+impl FromMeta for Register {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit { lit: Lit::Bool(b), .. }) if !b.value => Ok(Register::Off),
+            Expr::Lit(syn::ExprLit { lit: Lit::Bool(b), .. }) => Err(darling::Error::custom(
+                "discovery is on by default: write `register = false` to turn it off, or `register = Type::constructor` to say how the box is built",
+            )
+            .with_span(b)),
+            Expr::Path(_) => Ok(Register::With(expr.clone())),
+            other => Err(darling::Error::custom(
+                "`register` takes `false` or a constructor's path (`register = Crm::connect_default`)",
+            )
+            .with_span(other)),
+        }
+    }
+}
+
+/// `check(openai_strict, anthropic, gemini, mcp)`: the dialects, spanned.
+#[derive(Default)]
+pub(crate) struct Checks(pub Vec<(String, Span)>);
+
+/// The dialects `check(..)` knows, as written.
+pub(crate) const CHECK_DIALECTS: &[&str] = &[
+    "openai_strict",
+    "openai",
+    "openai_responses",
+    "anthropic_strict",
+    "anthropic",
+    "gemini",
+    "gemini_legacy",
+    "mcp",
+];
+
+impl FromMeta for Checks {
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        let mut errors = darling::Error::accumulator();
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                NestedMeta::Meta(syn::Meta::Path(path)) if path.get_ident().is_some() => {
+                    let name = path_text(path);
+                    if CHECK_DIALECTS.contains(&name.as_str()) {
+                        out.push((name, path.span()));
+                    } else {
+                        errors.push(
+                            darling::Error::custom(format!(
+                                "unknown dialect `{name}`; `check` takes {}",
+                                CHECK_DIALECTS
+                                    .iter()
+                                    .map(|d| format!("`{d}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                            .with_span(path),
+                        );
+                    }
+                }
+                other => errors.push(
+                    darling::Error::custom(
+                        "`check` takes dialect names: `check(openai_strict, anthropic)`",
+                    )
+                    .with_span(other),
+                ),
+            }
+        }
+        if out.is_empty() && items.is_empty() {
+            errors.push(darling::Error::custom(
+                "name the dialects to check: `check(openai_strict, anthropic, gemini, mcp)`",
+            ));
+        }
+        errors.finish_with(Checks(out))
+    }
 }
 
 /// `#[tool(..)]`.
@@ -34,6 +119,13 @@ pub(crate) struct ToolArgs {
     pub timeout: Option<Timeout>,
     #[darling(rename = "crate")]
     pub krate: Option<Path>,
+    /// `register = false`: not discovered (free functions).
+    pub register: Option<bool>,
+    /// The module of its discovered key (free functions; default: the last
+    /// segment of the module path).
+    pub module: Option<LitStr>,
+    /// Dialects a generated test checks the surface against (free functions).
+    pub check: Option<Checks>,
 }
 
 /// `#[arg(..)]` on a parameter.

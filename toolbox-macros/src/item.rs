@@ -14,7 +14,7 @@ use crate::ast::{Site, Tool};
 use crate::attr::{self, BoxArgs, ToolArgs};
 use crate::expand::{self, BoxTarget};
 use crate::valid::{self, at};
-use crate::{case, doc, fallback};
+use crate::{case, discover, doc, fallback};
 
 /// What `#[tool_box]` goes on.
 enum Container {
@@ -223,7 +223,46 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     match errors.finish() {
         Ok(()) => {
-            let generated = expand::generate(&target, &tools);
+            let mut generated = expand::generate(&target, &tools);
+            let generic = !target.generics.params.is_empty();
+            let build = match &container {
+                Container::Mod(_) if matches!(args.register, Some(attr::Register::Off)) => None,
+                Container::Mod(_) => Some(discover::Build::Unit),
+                Container::Impl(_) => discover::Build::from_register(args.register.as_ref()),
+            };
+            let span = match &container {
+                Container::Impl(block) => block.self_ty.span(),
+                Container::Mod(module) => module.ident.span(),
+            };
+            let item = |build| discover::Item {
+                krate: &target.krate,
+                ty: target.self_ty.clone(),
+                name: &name,
+                module: Some(name.clone()),
+                build,
+                span,
+            };
+            // A generic impl has no one type to build: it is not
+            // discovered (`scan` a built box instead).
+            if let (Some(build), false) = (build, generic) {
+                generated.extend(discover::submit(&item(build)));
+            }
+            if let Some(checks) = &args.check {
+                if generic {
+                    let error = at(
+                        span,
+                        "`check(..)` needs one type to build, and this impl is generic: check a built box with `toolbox::testing::check_surface` in a test of your own",
+                    );
+                    generated.extend(error.write_errors());
+                } else {
+                    let build = match (&container, &args.register) {
+                        (Container::Mod(_), _) => discover::Build::Unit,
+                        (_, Some(attr::Register::With(expr))) => discover::Build::With(expr),
+                        _ => discover::Build::IfDefault,
+                    };
+                    generated.extend(discover::check(&item(build), checks, &name));
+                }
+            }
             container.emit(&name, generated)
         }
         Err(error) => {
@@ -281,10 +320,29 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         description: tool.description.clone(),
     };
     let (errors, generated) = match errors.finish() {
-        Ok(()) => (
-            TokenStream::new(),
-            expand::generate(&target, std::slice::from_ref(&tool)),
-        ),
+        Ok(()) => {
+            let mut generated = expand::generate(&target, std::slice::from_ref(&tool));
+            let item = discover::Item {
+                krate: &target.krate,
+                ty: quote!(#struct_ident),
+                name: &tool.name,
+                module: tool.args.module.as_ref().map(|m| m.value()),
+                build: discover::Build::Unit,
+                span: function.sig.ident.span(),
+            };
+            if tool.args.register != Some(false) {
+                generated.extend(discover::submit(&item));
+            }
+            if let Some(checks) = &tool.args.check {
+                let ident = function.sig.ident.to_string();
+                generated.extend(discover::check(
+                    &item,
+                    checks,
+                    ident.trim_start_matches("r#"),
+                ));
+            }
+            (TokenStream::new(), generated)
+        }
         Err(error) => (error.write_errors(), fallback::stand_in(&target)),
     };
     quote! {

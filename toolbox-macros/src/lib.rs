@@ -11,6 +11,7 @@
 mod ast;
 mod attr;
 mod case;
+mod discover;
 mod doc;
 mod expand;
 mod fallback;

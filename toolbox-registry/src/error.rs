@@ -29,6 +29,16 @@ pub enum RegistryError {
         /// The key.
         key: String,
     },
+    /// Two discovered items give the same key.
+    #[error("`{key}` is given by two items: {first} and {second}; rename one (`#[tool(name = ..)]`, `#[tool(module = ..)]`, `#[tool_box(name = ..)]`) or opt one out (`register = false`)")]
+    DiscoveredTwice {
+        /// The key.
+        key: String,
+        /// The first item: its module path and source location.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// A name or module breaks the naming rules.
     #[error("{0}")]
     InvalidName(String),

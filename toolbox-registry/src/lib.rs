@@ -37,5 +37,5 @@ mod resolve;
 pub use core_tools::{iso8601_utc, HttpGetOptions};
 pub use error::RegistryError;
 pub use key::ToolKey;
-pub use registry::{RegisteredTool, Registry};
+pub use registry::{DiscoveredTool, RegisteredTool, Registry};
 pub use resolve::{LiveResolution, ResolvedToolBox};

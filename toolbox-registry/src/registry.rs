@@ -52,6 +52,17 @@ impl Default for Registry {
     }
 }
 
+/// A tool that registered itself, as [`Registry::discovered`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiscoveredTool {
+    /// The key it is registered under.
+    pub key: ToolKey,
+    /// Where it is in the program (`module_path!()`).
+    pub module_path: &'static str,
+    /// Where it is written, `file:line`.
+    pub location: String,
+}
+
 /// A tool found in a registry.
 #[derive(Clone)]
 pub struct RegisteredTool {
@@ -170,6 +181,14 @@ impl Registry {
                 });
             }
         }
+        let keys = Self::add(&mut state, entries);
+        drop(state);
+        self.changed();
+        Ok(keys)
+    }
+
+    /// Puts checked entries in; the caller holds the write lock.
+    fn add(state: &mut State, entries: Vec<Arc<Entry>>) -> Vec<ToolKey> {
         state.by_key.reserve(entries.len());
         let keys = entries.iter().map(|e| e.key.clone()).collect();
         for entry in entries {
@@ -187,6 +206,97 @@ impl Registry {
             }
             state.by_key.insert(entry.full_key.clone(), entry);
         }
+        keys
+    }
+
+    /// Registers every tool that registered itself in the program (every
+    /// `#[tool]` function and buildable `#[tool_box]`, wherever its file
+    /// is; see [`toolbox_core::discover`]), all or nothing: a key taken
+    /// twice names both items and where they are written, and registers
+    /// none. The module of a key is the box's name, or for a free
+    /// function the last segment of its module path
+    /// (`app::tools::weather::get_weather` → `get_weather@weather`).
+    pub fn discover(&self) -> Result<Vec<ToolKey>, RegistryError> {
+        self.register_discovered(|_| true)
+    }
+
+    /// Registers, as [`discover`](Self::discover) does, the tools under
+    /// one module path, segment-wise: `app::tools` takes `app::tools::crm`
+    /// but not `app::toolsmith`. Pass `module_path!()` for the tools of
+    /// the calling module and below.
+    pub fn scan_module(&self, module_path: &str) -> Result<Vec<ToolKey>, RegistryError> {
+        self.register_discovered(|item| item.is_under(module_path))
+    }
+
+    /// Every discovered tool of the program, with its key, module path and
+    /// source location, in key order: what `discover()` would register.
+    pub fn discovered() -> Vec<DiscoveredTool> {
+        let mut out: Vec<DiscoveredTool> = toolbox_core::discover::discovered()
+            .into_iter()
+            .filter_map(|item| Some((item, (item.build)()?)))
+            .flat_map(|(item, source)| {
+                source
+                    .catalog()
+                    .into_iter()
+                    .map(move |spec| DiscoveredTool {
+                        key: ToolKey::new(spec.name, Some(item.module)),
+                        module_path: item.module_path,
+                        location: item.location(),
+                    })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (a.key.to_string(), a.module_path).cmp(&(b.key.to_string(), b.module_path))
+        });
+        out
+    }
+
+    fn register_discovered(
+        &self,
+        wanted: impl Fn(&toolbox_core::discover::Discovered) -> bool,
+    ) -> Result<Vec<ToolKey>, RegistryError> {
+        let mut entries = Vec::new();
+        let mut origins: FxHashMap<String, String> = FxHashMap::default();
+        for item in toolbox_core::discover::discovered() {
+            if !wanted(item) {
+                continue;
+            }
+            let Some(source) = (item.build)() else {
+                continue;
+            };
+            check_name(item.module, "module")?;
+            let origin = format!("`{}` ({})", item.module_path, item.location());
+            for spec in source.catalog() {
+                check_name(&spec.name, "tool")?;
+                let key = ToolKey::new(spec.name.clone(), Some(item.module));
+                let full_key = key.to_string();
+                if let Some(first) = origins.insert(full_key.clone(), origin.clone()) {
+                    return Err(RegistryError::DiscoveredTwice {
+                        key: full_key,
+                        first,
+                        second: origin,
+                    });
+                }
+                entries.push(Arc::new(Entry {
+                    full_key,
+                    key,
+                    source: source.clone(),
+                    tool: spec.name,
+                }));
+            }
+        }
+        let mut state = self.write();
+        if let Some(entry) = entries
+            .iter()
+            .find(|e| state.by_key.contains_key(&e.full_key))
+        {
+            return Err(RegistryError::DiscoveredTwice {
+                key: entry.full_key.clone(),
+                first: "an earlier registration".to_owned(),
+                second: origins.remove(&entry.full_key).unwrap_or_default(),
+            });
+        }
+        let keys = Self::add(&mut state, entries);
         drop(state);
         self.changed();
         Ok(keys)

@@ -20,6 +20,10 @@
 //! assert_eq!(outcome.events, ["start add", "success add"]);
 //! ```
 
+mod lock;
+
+pub use lock::{compare_surfaces, Compatibility, SurfaceChange};
+
 use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -154,17 +158,91 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
     }
 }
 
+/// Checks every tool of the program that registered itself
+/// ([`crate::discover`]) against each of `providers`, box by box: one
+/// test line for the whole discovered surface.
+///
+/// ```
+/// use toolbox_core::provider::Provider;
+/// toolbox_core::testing::check_discovered(&[Provider::OpenAiChat { strict: true }]).assert_clean();
+/// ```
+pub fn check_discovered(providers: &[Provider]) -> DiscoveredReport {
+    let mut reports = Vec::new();
+    let mut boxes = 0;
+    for item in crate::discover::discovered() {
+        let Some(source) = (item.build)() else {
+            continue;
+        };
+        boxes += 1;
+        for provider in providers {
+            let report = check_surface(&*source, *provider);
+            if !report.is_clean() {
+                reports.push(format!(
+                    "{} ({}): {report}",
+                    item.module_path,
+                    item.location()
+                ));
+            }
+        }
+    }
+    DiscoveredReport { boxes, reports }
+}
+
+/// The result of [`check_discovered`].
+#[derive(Clone, Debug)]
+pub struct DiscoveredReport {
+    boxes: usize,
+    reports: Vec<String>,
+}
+
+impl DiscoveredReport {
+    /// Whether every discovered box is inside every provider's rules.
+    pub fn is_clean(&self) -> bool {
+        self.reports.is_empty()
+    }
+
+    /// How many discovered boxes were checked.
+    pub fn boxes(&self) -> usize {
+        self.boxes
+    }
+
+    /// Panics with every report unless all are clean: for tests.
+    #[track_caller]
+    pub fn assert_clean(&self) {
+        if !self.is_clean() {
+            panic!("{self}");
+        }
+    }
+}
+
+impl fmt::Display for DiscoveredReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_clean() {
+            return write!(f, "{} discovered boxes, all clean", self.boxes);
+        }
+        for report in &self.reports {
+            writeln!(f, "{report}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Asserts that the specifications of `toolbox` equal the JSON snapshot at
-/// `path`. A missing snapshot is written (and the assertion passes); set
-/// `TOOLBOX_UPDATE_SNAPSHOTS=1` to rewrite one after an intended change.
+/// `path`. A missing snapshot is written (and the assertion passes), except
+/// in CI (`CI` set), where it fails; set `TOOLBOX_UPDATE_SNAPSHOTS=1` to
+/// rewrite one after an intended change. [`assert_surface_lock`] says, in
+/// addition, which differences break clients.
 #[track_caller]
 pub fn assert_schema_snapshot<B: ToolBox + ?Sized>(toolbox: &B, path: impl AsRef<Path>) {
-    let path = path.as_ref();
+    schema_snapshot(toolbox, path.as_ref(), updating(), in_ci());
+}
+
+#[track_caller]
+fn schema_snapshot<B: ToolBox + ?Sized>(toolbox: &B, path: &Path, update: bool, ci: bool) {
     let specs = toolbox.specifications(&Context::new());
     let actual = serde_json::to_string_pretty(&specs)
         .unwrap_or_else(|e| panic!("specifications do not serialize: {e}"))
         + "\n";
-    let update = std::env::var_os("TOOLBOX_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1");
     match std::fs::read_to_string(path) {
         Ok(expected) if !update => {
             if expected != actual {
@@ -187,15 +265,106 @@ pub fn assert_schema_snapshot<B: ToolBox + ?Sized>(toolbox: &B, path: impl AsRef
                 );
             }
         }
-        _ => {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
-            }
-            std::fs::write(path, actual)
-                .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        }
+        Err(_) if !update && ci => panic!(
+            "the snapshot {} is missing, and CI is set: a snapshot nobody committed checks nothing; run the test once with TOOLBOX_UPDATE_SNAPSHOTS=1 and commit the file",
+            path.display()
+        ),
+        _ => write_file(path, &actual),
     }
+}
+
+/// Whether the tests run in CI (the `CI` variable, as CI services set it).
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+fn updating() -> bool {
+    std::env::var_os("TOOLBOX_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1")
+}
+
+fn write_file(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+/// Asserts that the tool surface of `toolbox` (a box, a registry's
+/// resolution) is the one locked in the JSON file at `path`: every tool's
+/// name, description, title, effects and argument and result schemas. On
+/// a difference the failure lists each change with its tool, its JSON path
+/// and whether it breaks the clients that call the tools today
+/// ([`compare_surfaces`]); `TOOLBOX_UPDATE_SNAPSHOTS=1` rewrites the lock.
+/// A missing lock is written, except in CI (`CI` set), where it fails.
+///
+/// ```no_run
+/// # let tools = toolbox_core::EmptyToolBox;
+/// toolbox_core::testing::assert_surface_lock(&tools, "tools.lock.json");
+/// ```
+#[track_caller]
+pub fn assert_surface_lock<B: ToolBox + ?Sized>(toolbox: &B, path: impl AsRef<Path>) {
+    if let Err(report) = surface_lock(toolbox, path.as_ref(), updating(), in_ci()) {
+        panic!("{report}");
+    }
+}
+
+/// [`assert_surface_lock`] with the environment's answers given.
+fn surface_lock<B: ToolBox + ?Sized>(
+    toolbox: &B,
+    path: &Path,
+    update: bool,
+    ci: bool,
+) -> Result<(), String> {
+    let mut specs = toolbox.specifications(&Context::new());
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let actual = serde_json::to_string_pretty(&serde_json::json!({ "tools": specs }))
+        .unwrap_or_else(|e| panic!("specifications do not serialize: {e}"))
+        + "\n";
+    let locked = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(_) if !update && ci => {
+            return Err(format!(
+                "the surface lock {} is missing, and CI is set: a lock nobody committed checks nothing; run the test once with TOOLBOX_UPDATE_SNAPSHOTS=1 and commit the file",
+                path.display()
+            ))
+        }
+        Err(_) => {
+            write_file(path, &actual);
+            return Ok(());
+        }
+    };
+    if update {
+        write_file(path, &actual);
+        return Ok(());
+    }
+    let old: Vec<crate::ToolSpecification> = serde_json::from_str::<Value>(&locked)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("tools")?.clone()).ok())
+        .ok_or_else(|| {
+            format!(
+                "the surface lock {} is not a lock file (`{{\"tools\": [..]}}`); rewrite it with TOOLBOX_UPDATE_SNAPSHOTS=1",
+                path.display()
+            )
+        })?;
+    let changes = compare_surfaces(&old, &specs);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let breaking = changes
+        .iter()
+        .filter(|c| c.class == Compatibility::Breaking)
+        .count();
+    let mut report = format!(
+        "the tool surface differs from the lock {}: {breaking} breaking, {} compatible change(s)\n",
+        path.display(),
+        changes.len() - breaking
+    );
+    for change in &changes {
+        report.push_str(&format!("  - {change}\n"));
+    }
+    report.push_str("rerun with TOOLBOX_UPDATE_SNAPSHOTS=1 to accept them (a breaking change breaks every client that calls the tools as they are now)");
+    Err(report)
 }
 
 /// What a harness call returned and which lifecycle events it saw.
@@ -249,5 +418,49 @@ impl<B: ToolBox> ToolHarness<B> {
 fn push(events: &Mutex<Vec<String>>, event: String) {
     if let Ok(mut events) = events.lock() {
         events.push(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{tool_fn, FnToolBox};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct City {
+        city: String,
+    }
+
+    fn tools() -> FnToolBox {
+        FnToolBox::new([tool_fn(
+            "weather",
+            "Weather",
+            |c: City| async move { c.city },
+        )])
+        .unwrap()
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("toolbox-{name}-{}.json", std::process::id()))
+    }
+
+    #[test]
+    fn in_ci_a_missing_lock_or_snapshot_fails_instead_of_being_written() {
+        let path = scratch("missing-lock");
+        let _ = std::fs::remove_file(&path);
+        let error = surface_lock(&tools(), &path, false, true).unwrap_err();
+        assert!(error.starts_with("the surface lock "), "{error}");
+        assert!(error.ends_with("is missing, and CI is set: a lock nobody committed checks nothing; run the test once with TOOLBOX_UPDATE_SNAPSHOTS=1 and commit the file"), "{error}");
+        assert!(!path.exists());
+        let failure =
+            std::panic::catch_unwind(|| schema_snapshot(&tools(), &path, false, true)).unwrap_err();
+        let message = failure.downcast_ref::<String>().unwrap();
+        assert!(message.contains("is missing, and CI is set"), "{message}");
+        assert!(!path.exists());
+        // Outside CI it is written, and then holds.
+        surface_lock(&tools(), &path, false, false).unwrap();
+        surface_lock(&tools(), &path, false, true).unwrap();
+        let _ = std::fs::remove_file(&path);
     }
 }

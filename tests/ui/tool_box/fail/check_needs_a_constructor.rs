@@ -1,0 +1,17 @@
+use toolbox::prelude::*;
+
+struct Session {
+    user: String,
+}
+
+/// One user's session.
+#[tool_box(check(openai_strict))]
+impl Session {
+    /// Who is signed in.
+    #[tool]
+    fn whoami(&self) -> String {
+        self.user.clone()
+    }
+}
+
+fn main() {}
