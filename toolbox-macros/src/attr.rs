@@ -171,6 +171,23 @@ impl FromMeta for Timeout {
     }
 }
 
+/// The keys each attribute takes, for an unknown key's error (darling
+/// stops listing them past nine).
+const TOOL_KEYS: &[&str] = &[
+    "check",
+    "crate",
+    "description",
+    "destructive",
+    "idempotent",
+    "module",
+    "name",
+    "open_world",
+    "read_only",
+    "register",
+    "timeout",
+    "title",
+];
+
 /// Reads an attribute macro's own arguments (`#[tool(…)]` on a free
 /// function, `#[tool_box(…)]`).
 pub(crate) fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling::Result<T> {
@@ -178,7 +195,33 @@ pub(crate) fn from_tokens<T: FromMeta + Default>(tokens: TokenStream) -> darling
         return Ok(T::default());
     }
     let items = NestedMeta::parse_meta_list(tokens)?;
-    T::from_list(&items)
+    T::from_list(&items).map_err(|error| {
+        if std::any::type_name::<T>().ends_with("ToolArgs") {
+            with_known_keys(error, TOOL_KEYS)
+        } else {
+            error
+        }
+    })
+}
+
+/// An unknown key's error with the keys that are known, as darling writes
+/// them for short lists ("Available values: …").
+fn with_known_keys(error: darling::Error, keys: &[&str]) -> darling::Error {
+    let errors: Vec<darling::Error> = error
+        .into_iter()
+        .map(|error| {
+            let text = error.to_string();
+            if text.starts_with("Unknown field: `") && !text.contains(". ") {
+                let span = error.span();
+                let listed: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+                darling::Error::custom(format!("{text}. Available values: {}", listed.join(", ")))
+                    .with_span(&proc_macro2::Ident::new("key", span))
+            } else {
+                error
+            }
+        })
+        .collect();
+    darling::Error::multiple(errors)
 }
 
 /// Reads an inner attribute: `#[tool]` / `#[tool(…)]`, `#[arg(…)]`.
