@@ -15,6 +15,7 @@
 
 mod client;
 mod convert;
+mod http;
 mod log;
 mod progress;
 mod server;
@@ -24,8 +25,10 @@ mod server;
 pub use rmcp;
 
 pub use client::McpToolBox;
+pub use http::{BearerAuth, HttpOptions, McpCaller, Rejected, TokenVerifier, VerifyFuture};
 pub use log::{LogLevel, McpLog};
 pub use progress::{McpProgress, Progress};
 pub use server::{
-    serve_http, serve_stdio, Elicitation, HttpServer, McpClient, McpMeta, McpServer, Sample,
+    serve_http, serve_http_with, serve_stdio, Elicitation, HttpServer, McpClient, McpMeta,
+    McpServer, Sample,
 };

@@ -16,6 +16,7 @@ use toolbox_core::{
 };
 
 use crate::convert::{to_result, to_tool};
+use crate::http::{HttpOptions, McpCaller};
 use crate::log::{McpLog, Threshold};
 use crate::progress::{McpProgress, Progress};
 
@@ -418,8 +419,16 @@ impl<B: ToolBox + 'static> McpServer<B> {
         } else {
             McpLog::to(request.peer.clone(), self.threshold.clone())
         };
-        Context::new()
-            .with_extension(McpMeta(meta))
+        let caller = request
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<McpCaller>())
+            .cloned();
+        let ctx = match caller {
+            Some(caller) => Context::new().with_extension(caller),
+            None => Context::new(),
+        };
+        ctx.with_extension(McpMeta(meta))
             .with_extension(log)
             .with_extension(McpClient {
                 peer: request.peer.clone(),
@@ -703,26 +712,87 @@ impl Drop for HttpServer {
 }
 
 /// Serves `toolbox` over Streamable HTTP on `address` (use `127.0.0.1:0`
-/// for a free local port). Sessions, both protocol eras and the `Host`
-/// check against DNS rebinding (localhost names only) come from rmcp.
+/// for a free local port), as [`serve_http_with`] does with
+/// [`HttpOptions::default`]: loopback `Host`s and `Origin`s only, at most
+/// 1,000 sessions, each ended after 5 minutes without a request. Sessions
+/// and both protocol eras come from rmcp.
 pub async fn serve_http<B: ToolBox + 'static>(
     server: McpServer<B>,
     address: impl tokio::net::ToSocketAddrs,
+) -> std::io::Result<HttpServer> {
+    serve_http_with(server, address, HttpOptions::default()).await
+}
+
+/// Serves `toolbox` over Streamable HTTP on `address`, admitting what
+/// `options` say: the `Host`s and browser `Origin`s allowed (403 for
+/// others), how many sessions and for how long (503 past the cap), and
+/// with [`HttpOptions::bearer_auth`] only callers whose bearer token the
+/// verifier accepts (401 with a `WWW-Authenticate` challenge naming the
+/// protected-resource metadata, which is served at
+/// `/.well-known/oauth-protected-resource[/mcp]`; 403 `insufficient_scope`).
+/// The verified caller is in each call's `Context` as [`McpCaller`].
+pub async fn serve_http_with<B: ToolBox + 'static>(
+    server: McpServer<B>,
+    address: impl tokio::net::ToSocketAddrs,
+    options: HttpOptions,
 ) -> std::io::Result<HttpServer> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let stop = tokio_util::sync::CancellationToken::new();
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.idle_timeout);
+    let manager = Arc::new(manager);
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    if let Some(hosts) = &options.allowed_hosts {
+        config.allowed_hosts = hosts.clone();
+    }
+    config = if options.allowed_origins.is_empty() {
+        config.enforce_origin_validation()
+    } else {
+        config.with_allowed_origins(options.allowed_origins.clone())
+    };
     let service: StreamableHttpService<McpServer<B>, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Default::default(),
-            StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
-        );
-    let router = axum::Router::new().nest_service("/mcp", service);
+        StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
+    let metadata_url = options
+        .auth
+        .as_ref()
+        .map(|auth| metadata_url(&auth.resource))
+        .unwrap_or_default();
+    let guard = Arc::new(Guard {
+        manager,
+        max_sessions: options.max_sessions,
+        auth: options.auth.clone(),
+        metadata_url,
+    });
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, admit));
+    if let Some(auth) = options.auth {
+        let document = Arc::new(auth.metadata());
+        let serve = move || {
+            let document = document.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    document.to_string(),
+                )
+            }
+        };
+        router = router
+            .route(
+                "/.well-known/oauth-protected-resource",
+                axum::routing::get(serve.clone()),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                axum::routing::get(serve),
+            );
+    }
     let shutdown = stop.clone();
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, router)
@@ -734,4 +804,55 @@ pub async fn serve_http<B: ToolBox + 'static>(
         stop,
         task: Some(task),
     })
+}
+
+/// What the endpoint checks before rmcp sees a request.
+struct Guard {
+    manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    max_sessions: usize,
+    auth: Option<crate::http::BearerAuth>,
+    metadata_url: String,
+}
+
+/// Where the protected-resource metadata of `resource` is (RFC 9728: the
+/// well-known path inserted before the resource's path).
+fn metadata_url(resource: &str) -> String {
+    let (scheme, rest) = resource.split_once("://").unwrap_or(("http", resource));
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let path = path.trim_end_matches('/');
+    if path.is_empty() {
+        format!("{scheme}://{authority}/.well-known/oauth-protected-resource")
+    } else {
+        format!("{scheme}://{authority}/.well-known/oauth-protected-resource/{path}")
+    }
+}
+
+async fn admit(
+    axum::extract::State(guard): axum::extract::State<Arc<Guard>>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if let Some(auth) = &guard.auth {
+        let authorization = request
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match crate::http::authenticate(auth, &guard.metadata_url, authorization.as_deref()).await {
+            Ok(caller) => {
+                request.extensions_mut().insert(caller);
+            }
+            Err(refused) => return refused,
+        }
+    }
+    let opens_session = request.method() == axum::http::Method::POST
+        && !request.headers().contains_key("mcp-session-id");
+    if opens_session && guard.manager.sessions.read().await.len() >= guard.max_sessions {
+        return crate::http::refusal(
+            503,
+            None,
+            "the server holds as many sessions as it may; try again later",
+        );
+    }
+    next.run(request).await
 }

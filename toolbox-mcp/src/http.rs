@@ -1,0 +1,273 @@
+//! What a served Streamable HTTP endpoint admits: the `Origin` a browser
+//! sends (the spec's MUST), how many sessions it holds and for how long,
+//! and, when the application says so, only callers with a bearer token its
+//! verifier accepts (RFC 6750), with the protected-resource metadata
+//! document (RFC 9728) at the well-known path.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use toolbox_core::{Context, FromContext, ToolError};
+
+/// The verified caller of a served call, from its bearer token:
+/// injectable into a tool (`#[inject] caller: McpCaller`). A call without
+/// authentication has none, and the tool is told so.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct McpCaller {
+    /// Who the token is for (a JWT's `sub`).
+    pub subject: String,
+    /// What the token allows.
+    pub scopes: Vec<String>,
+    /// Everything else the verifier read from the token.
+    pub claims: Map<String, Value>,
+}
+
+impl FromContext for McpCaller {
+    fn from_context(ctx: &Context) -> Result<Self, ToolError> {
+        ctx.extension::<McpCaller>()
+            .cloned()
+            .ok_or_else(|| ToolError::Failed {
+                message: "this tool needs an authenticated caller".to_owned(),
+                retryable: false,
+                source: Some(
+                    "the context has no `McpCaller`: the endpoint takes no bearer tokens".into(),
+                ),
+            })
+    }
+}
+
+/// A verifier's answer to a token it does not accept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected(pub String);
+
+/// A future a verifier returns.
+pub type VerifyFuture<'a> = Pin<Box<dyn Future<Output = Result<McpCaller, Rejected>> + Send + 'a>>;
+
+/// Checks a bearer token and says who it is for. Closures
+/// `Fn(&str) -> Result<McpCaller, Rejected>` are verifiers.
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// Verifies one token (its signature, audience, expiry: the verifier's
+    /// job).
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a>;
+}
+
+impl<F> TokenVerifier for F
+where
+    F: Fn(&str) -> Result<McpCaller, Rejected> + Send + Sync + 'static,
+{
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        let answer = self(token);
+        Box::pin(async move { answer })
+    }
+}
+
+/// Bearer-token authentication for a served endpoint.
+#[derive(Clone)]
+pub struct BearerAuth {
+    pub(crate) verifier: Arc<dyn TokenVerifier>,
+    pub(crate) resource: String,
+    pub(crate) authorization_servers: Vec<String>,
+    pub(crate) scopes: Vec<String>,
+}
+
+impl BearerAuth {
+    /// Tokens checked by `verifier`, for the endpoint at `resource` (its
+    /// public URL, as the metadata document and the tokens' audience name
+    /// it), issued by `authorization_servers`.
+    pub fn new(
+        verifier: impl TokenVerifier,
+        resource: impl Into<String>,
+        authorization_servers: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        BearerAuth {
+            verifier: Arc::new(verifier),
+            resource: resource.into(),
+            authorization_servers: authorization_servers.into_iter().map(Into::into).collect(),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Scopes every caller needs; a token without them is answered `403
+    /// insufficient_scope` naming them.
+    pub fn require_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The protected-resource metadata document (RFC 9728).
+    pub(crate) fn metadata(&self) -> Value {
+        serde_json::json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": self.scopes,
+            "bearer_methods_supported": ["header"],
+        })
+    }
+}
+
+impl std::fmt::Debug for BearerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerAuth")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// How a served endpoint admits requests; [`HttpOptions::default`] is what
+/// [`serve_http`](crate::serve_http) uses.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_sessions: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) auth: Option<BearerAuth>,
+}
+
+/// The origins a local endpoint admits by default: loopback pages only.
+const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+impl Default for HttpOptions {
+    /// Loopback `Host`s and `Origin`s only (a request without `Origin`, as
+    /// non-browser clients send, passes); at most 1,000 sessions, each
+    /// ended after 5 minutes without a request; no authentication.
+    fn default() -> Self {
+        HttpOptions {
+            allowed_hosts: None,
+            allowed_origins: LOCAL_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
+            max_sessions: 1_000,
+            idle_timeout: Duration::from_secs(300),
+            auth: None,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// The `Host` names (or `host:port`) admitted, for a public endpoint
+    /// (loopback names by default, against DNS rebinding).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The browser origins admitted (`https://app.example.com`,
+    /// `http://localhost:*`); a request with another `Origin` is answered
+    /// 403.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// At most `max` sessions at once; a new one past it is answered 503.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// A session with no request for `timeout` ends.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Only callers whose bearer token `auth` accepts; the verified caller
+    /// is in each call's [`Context`] as [`McpCaller`].
+    pub fn bearer_auth(mut self, auth: BearerAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+}
+
+/// The answer to a request the endpoint does not admit.
+pub(crate) fn refusal(
+    status: u16,
+    challenge: Option<String>,
+    message: &str,
+) -> axum::response::Response {
+    let mut response = axum::response::Response::new(axum::body::Body::from(
+        serde_json::json!({"error": message}).to_string(),
+    ));
+    *response.status_mut() =
+        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::FORBIDDEN);
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    if let Some(value) = challenge.and_then(|c| axum::http::HeaderValue::from_str(&c).ok()) {
+        headers.insert(axum::http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// Checks a request's bearer token: the caller, or the refusal the spec
+/// asks for (401 with a challenge naming the metadata document, 403
+/// `insufficient_scope` naming the scopes).
+pub(crate) async fn authenticate(
+    auth: &BearerAuth,
+    metadata_url: &str,
+    authorization: Option<&str>,
+) -> Result<McpCaller, axum::response::Response> {
+    let scope = if auth.scopes.is_empty() {
+        String::new()
+    } else {
+        format!(", scope=\"{}\"", auth.scopes.join(" "))
+    };
+    let challenge = |error: &str| {
+        let error = if error.is_empty() {
+            String::new()
+        } else {
+            format!(", error=\"{error}\"")
+        };
+        format!("Bearer resource_metadata=\"{metadata_url}\"{scope}{error}")
+    };
+    let Some(token) = authorization.and_then(|value| {
+        value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    }) else {
+        return Err(refusal(
+            401,
+            Some(challenge("")),
+            "a bearer token is required",
+        ));
+    };
+    let caller = match auth.verifier.verify(token).await {
+        Ok(caller) => caller,
+        Err(Rejected(why)) => {
+            tracing::info!(target: "toolbox::mcp", %why, "bearer token refused");
+            return Err(refusal(
+                401,
+                Some(challenge("invalid_token")),
+                "the bearer token is not accepted",
+            ));
+        }
+    };
+    let missing: Vec<&String> = auth
+        .scopes
+        .iter()
+        .filter(|s| !caller.scopes.contains(s))
+        .collect();
+    if !missing.is_empty() {
+        return Err(refusal(
+            403,
+            Some(challenge("insufficient_scope")),
+            &format!(
+                "the token lacks the scope(s) {}",
+                missing
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(caller)
+}

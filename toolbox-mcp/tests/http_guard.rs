@@ -1,0 +1,261 @@
+//! What a served endpoint refuses: a foreign `Origin`, a session past the
+//! cap, and with bearer authentication a request without a token, with a
+//! token the verifier refuses, or without the scopes asked for — each with
+//! the status and challenge the specs give; the verified caller reaches
+//! the tool.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolbox_core::{
+    try_tool_fn, Context, FnToolBox, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler,
+};
+use toolbox_mcp::{
+    serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpToolBox, Rejected,
+};
+
+fn tools() -> impl ToolBox {
+    FnToolBox::new([try_tool_fn(
+        "whoami",
+        "Names the caller",
+        |_: (), ctx: Context| async move {
+            match McpCaller::from_context(&ctx) {
+                Ok(caller) => Ok::<_, ToolError>(format!("{} {:?}", caller.subject, caller.scopes)),
+                Err(_) => Ok("anonymous".to_owned()),
+            }
+        },
+    )])
+    .unwrap()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+
+/// One raw HTTP/1.1 exchange: the status line and the headers, lower-cased.
+async fn exchange(
+    address: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n",
+        address.port()
+    );
+    if !body.is_empty() {
+        request.push_str(
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+        );
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    // SSE streams of a session stay open: read what comes within a moment.
+    let _ = tokio::time::timeout(Duration::from_millis(500), stream.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_lowercase(), body.to_owned())
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_and_a_local_one_admitted() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "guarded"),
+        "127.0.0.1:0",
+        HttpOptions::default(),
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    let (status, _, _) = exchange(
+        address,
+        "POST",
+        "/mcp",
+        &[("Origin", "https://evil.example")],
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let origin = format!("http://localhost:{}", address.port());
+    let (status, _, _) =
+        exchange(address, "POST", "/mcp", &[("Origin", &origin)], INITIALIZE).await;
+    assert_eq!(status, 200);
+    // No Origin (a non-browser client): admitted.
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_past_the_cap_are_refused() {
+    let options = HttpOptions::default().max_sessions(2);
+    let server = serve_http_with(McpServer::new(tools(), "capped"), "127.0.0.1:0", options)
+        .await
+        .unwrap();
+    let address = server.local_addr();
+    for _ in 0..2 {
+        let (status, head, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+        assert_eq!(status, 200);
+        assert!(head.contains("mcp-session-id"), "{head}");
+    }
+    let (status, _, body) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 503);
+    assert!(
+        body.contains("the server holds as many sessions as it may"),
+        "{body}"
+    );
+    server.shutdown().await;
+}
+
+fn verifier(token: &str) -> Result<McpCaller, Rejected> {
+    match token {
+        "good" => Ok(McpCaller {
+            subject: "ada".into(),
+            scopes: vec!["tools:call".into()],
+            ..McpCaller::default()
+        }),
+        "narrow" => Ok(McpCaller {
+            subject: "bob".into(),
+            scopes: vec![],
+            ..McpCaller::default()
+        }),
+        _ => Err(Rejected("unknown token".into())),
+    }
+}
+
+#[tokio::test]
+async fn bearer_auth_answers_as_the_specs_say_and_the_caller_reaches_the_tool() {
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let auth = BearerAuth::new(verifier, resource.clone(), ["https://auth.example"])
+        .require_scopes(["tools:call"]);
+    let options = HttpOptions::default().bearer_auth(auth);
+    let server = serve_http_with(
+        McpServer::new(tools(), "authed"),
+        ("127.0.0.1", port),
+        options,
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+
+    let (status, head, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 401);
+    assert!(
+        head.contains(&format!(
+            "www-authenticate: bearer resource_metadata=\"{metadata}\", scope=\"tools:call\""
+        )),
+        "{head}"
+    );
+    let (status, head, _) = exchange(
+        address,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Bearer forged")],
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert!(head.contains("error=\"invalid_token\""), "{head}");
+    let (status, head, body) = exchange(
+        address,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Bearer narrow")],
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(head.contains("error=\"insufficient_scope\""), "{head}");
+    assert!(
+        body.contains("the token lacks the scope(s) `tools:call`"),
+        "{body}"
+    );
+
+    let (status, _, document) = exchange(
+        address,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let document: serde_json::Value = serde_json::from_str(&document).unwrap();
+    assert_eq!(document["resource"], resource);
+    assert_eq!(
+        document["authorization_servers"],
+        serde_json::json!(["https://auth.example"])
+    );
+
+    let remote = McpToolBox::connect_http(
+        &server.url(),
+        [("Authorization".to_owned(), "Bearer good".to_owned())],
+    )
+    .await
+    .unwrap();
+    let response = remote
+        .call(
+            "whoami",
+            &serde_json::json!({}),
+            &Context::new(),
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert_eq!(response.content, "ada [\"tools:call\"]");
+    remote.close().await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_abandoned_session_expires_and_frees_its_place() {
+    let options = HttpOptions::default()
+        .max_sessions(1)
+        .idle_timeout(Duration::from_millis(300));
+    let server = serve_http_with(McpServer::new(tools(), "expiring"), "127.0.0.1:0", options)
+        .await
+        .unwrap();
+    let address = server.local_addr();
+    let (status, head, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 200);
+    let session = head
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 503, "the one place is taken");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let (status, _, _) = exchange(
+        address,
+        "POST",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        ping,
+    )
+    .await;
+    assert!(
+        status == 404 || status == 400,
+        "the abandoned session is gone: {status}"
+    );
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 200, "its place is free again");
+    server.shutdown().await;
+}
