@@ -169,6 +169,34 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
         self.app.list_roots(context).await
     }
 
+    /// The server's log messages go to `tracing` (target
+    /// `toolbox::mcp::server_log`, at the message's level) and to the
+    /// application's handler.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        context: NotificationContext<RoleClient>,
+    ) {
+        use rmcp::model::LoggingLevel;
+        let logger = params.logger.as_deref().unwrap_or("");
+        let data = &params.data;
+        match params.level {
+            LoggingLevel::Debug => {
+                tracing::debug!(target: "toolbox::mcp::server_log", logger, %data, "MCP server log")
+            }
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(target: "toolbox::mcp::server_log", logger, %data, "MCP server log")
+            }
+            LoggingLevel::Warning => {
+                tracing::warn!(target: "toolbox::mcp::server_log", logger, %data, "MCP server log")
+            }
+            _ => {
+                tracing::error!(target: "toolbox::mcp::server_log", logger, %data, "MCP server log")
+            }
+        }
+        self.app.on_logging_message(params, context).await;
+    }
+
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,

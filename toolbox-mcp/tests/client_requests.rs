@@ -342,3 +342,17 @@ async fn mcp_tool_box_introduces_itself_and_applies_form_defaults() {
     );
     proxy.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_proxied_servers_logs_reach_the_applications_handler() {
+    let recorder = Recorder::default();
+    let proxy = McpToolBox::connect_with(serve(served()), recorder.clone())
+        .await
+        .unwrap();
+    let response = proxy
+        .call("chatty", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "done");
+    assert_eq!(logs(&recorder, 3).await.len(), 3);
+    proxy.close().await.unwrap();
+}
