@@ -271,3 +271,168 @@ pub(crate) async fn authenticate(
     }
     Ok(caller)
 }
+
+/// Bearer tokens checked as JWTs (feature `jwt`, on `jsonwebtoken`):
+/// signature by one of the keys, audience, issuer and expiry. The caller's
+/// subject is `sub`, its scopes `scope` (space-separated) or `scp`.
+///
+/// ```
+/// use toolbox_mcp::{JwtVerifier, TokenVerifier};
+/// let verifier = JwtVerifier::hs256(b"a secret of the deployment", "https://tools.example.com/mcp", "https://auth.example.com");
+/// # let _ = &verifier;
+/// ```
+#[cfg(feature = "jwt")]
+pub struct JwtVerifier {
+    keys: Vec<jsonwebtoken::DecodingKey>,
+    validation: jsonwebtoken::Validation,
+}
+
+#[cfg(feature = "jwt")]
+impl JwtVerifier {
+    /// Tokens signed with `algorithm` by one of `keys`, for `audience`
+    /// (the endpoint's URL), from `issuer`; `exp` required.
+    pub fn new(
+        keys: impl IntoIterator<Item = jsonwebtoken::DecodingKey>,
+        algorithm: jsonwebtoken::Algorithm,
+        audience: &str,
+        issuer: &str,
+    ) -> Self {
+        let mut validation = jsonwebtoken::Validation::new(algorithm);
+        validation.set_audience(&[audience]);
+        validation.set_issuer(&[issuer]);
+        JwtVerifier {
+            keys: keys.into_iter().collect(),
+            validation,
+        }
+    }
+
+    /// HS256 tokens with a shared secret.
+    pub fn hs256(secret: &[u8], audience: &str, issuer: &str) -> Self {
+        JwtVerifier::new(
+            [jsonwebtoken::DecodingKey::from_secret(secret)],
+            jsonwebtoken::Algorithm::HS256,
+            audience,
+            issuer,
+        )
+    }
+
+    /// Tokens signed by a key of a JWKS document (`{"keys": [..]}`, as an
+    /// authorization server publishes it, fetched by the application).
+    pub fn from_jwks(
+        jwks: &Value,
+        algorithm: jsonwebtoken::Algorithm,
+        audience: &str,
+        issuer: &str,
+    ) -> Result<Self, String> {
+        let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks.clone())
+            .map_err(|e| format!("not a JWKS document: {e}"))?;
+        let keys = set
+            .keys
+            .iter()
+            .map(jsonwebtoken::DecodingKey::from_jwk)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("a key of the JWKS document cannot be used: {e}"))?;
+        Ok(JwtVerifier::new(keys, algorithm, audience, issuer))
+    }
+}
+
+#[cfg(feature = "jwt")]
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        let mut last = Rejected("no key to check the token with".to_owned());
+        for key in &self.keys {
+            match jsonwebtoken::decode::<Map<String, Value>>(token, key, &self.validation) {
+                Ok(data) => {
+                    let claims = data.claims;
+                    let subject = claims
+                        .get("sub")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    let scopes = match (claims.get("scope"), claims.get("scp")) {
+                        (Some(Value::String(scope)), _) => {
+                            scope.split_whitespace().map(str::to_owned).collect()
+                        }
+                        (_, Some(Value::Array(scp))) => scp
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    let caller = McpCaller {
+                        subject,
+                        scopes,
+                        claims,
+                    };
+                    return Box::pin(async move { Ok(caller) });
+                }
+                Err(error) => last = Rejected(error.to_string()),
+            }
+        }
+        Box::pin(async move { Err(last) })
+    }
+}
+
+#[cfg(all(test, feature = "jwt"))]
+mod tests {
+    use super::*;
+
+    fn token(claims: Value) -> String {
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(b"secret"),
+        )
+        .unwrap()
+    }
+
+    fn now() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    }
+
+    #[tokio::test]
+    async fn a_jwt_is_checked_for_signature_audience_issuer_and_expiry() {
+        let verifier = JwtVerifier::hs256(
+            b"secret",
+            "https://tools.example/mcp",
+            "https://auth.example",
+        );
+        let good = serde_json::json!({"sub": "ada", "aud": "https://tools.example/mcp", "iss": "https://auth.example",
+            "exp": now() + 600, "scope": "tools:call tools:list"});
+        let caller = verifier.verify(&token(good.clone())).await.unwrap();
+        assert_eq!(caller.subject, "ada");
+        assert_eq!(caller.scopes, ["tools:call", "tools:list"]);
+        let mut other_audience = good.clone();
+        other_audience["aud"] = "https://elsewhere.example".into();
+        assert_eq!(
+            verifier.verify(&token(other_audience)).await.unwrap_err().0,
+            "InvalidAudience"
+        );
+        let mut expired = good.clone();
+        expired["exp"] = (now() - 3_600).into();
+        assert_eq!(
+            verifier.verify(&token(expired)).await.unwrap_err().0,
+            "ExpiredSignature"
+        );
+        let mut other_issuer = good.clone();
+        other_issuer["iss"] = "https://forger.example".into();
+        assert_eq!(
+            verifier.verify(&token(other_issuer)).await.unwrap_err().0,
+            "InvalidIssuer"
+        );
+        let forged = jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &good,
+            &jsonwebtoken::EncodingKey::from_secret(b"not the secret"),
+        )
+        .unwrap();
+        assert_eq!(
+            verifier.verify(&forged).await.unwrap_err().0,
+            "InvalidSignature"
+        );
+    }
+}

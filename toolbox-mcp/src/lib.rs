@@ -25,6 +25,8 @@ mod server;
 pub use rmcp;
 
 pub use client::McpToolBox;
+#[cfg(feature = "jwt")]
+pub use http::JwtVerifier;
 pub use http::{BearerAuth, HttpOptions, McpCaller, Rejected, TokenVerifier, VerifyFuture};
 pub use log::{LogLevel, McpLog};
 pub use progress::{McpProgress, Progress};
