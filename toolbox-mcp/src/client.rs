@@ -114,6 +114,33 @@ impl Routes {
     }
 }
 
+/// How [`McpToolBox::connect_http_using`] reaches an endpoint: extra
+/// headers, and roots to trust beside the system's.
+#[derive(Clone, Debug, Default)]
+pub struct HttpConnection {
+    headers: Vec<(String, String)>,
+    roots: Vec<Vec<u8>>,
+}
+
+impl HttpConnection {
+    /// Sends `name: value` with every request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends `Authorization: Bearer {token}`.
+    pub fn bearer(self, token: impl std::fmt::Display) -> Self {
+        self.header("Authorization", format!("Bearer {token}"))
+    }
+
+    /// Trusts the root certificate(s) in `pem` beside the system's.
+    pub fn trust_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(pem.into());
+        self
+    }
+}
+
 /// One server tool: its specification and the validator of its
 /// `inputSchema` (none when the schema does not compile: the server checks).
 struct Remote {
@@ -449,10 +476,26 @@ impl McpToolBox {
         headers: impl IntoIterator<Item = (String, String)>,
         handler: impl ClientHandler,
     ) -> Result<Self, ToolError> {
+        let mut connection = HttpConnection::default();
+        for (name, value) in headers {
+            connection = connection.header(name, value);
+        }
+        McpToolBox::connect_http_using(url, connection, handler).await
+    }
+
+    /// Connects to a Streamable HTTP endpoint, `http://` or `https://`, as
+    /// `connection` says: extra headers, and roots to trust beside the
+    /// system's (a private CA). TLS is rustls; a certificate that is not
+    /// trusted ends the handshake with a transport error.
+    pub async fn connect_http_using(
+        url: &str,
+        connection: HttpConnection,
+        handler: impl ClientHandler,
+    ) -> Result<Self, ToolError> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         use rmcp::transport::StreamableHttpClientTransport;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        for (name, value) in headers {
+        for (name, value) in connection.headers {
             let bad = |what: &str| ToolError::Transport {
                 message: format!("the header `{name}` has an invalid {what}"),
                 source: None,
@@ -461,7 +504,38 @@ impl McpToolBox {
             let header_value = value.parse().map_err(|_| bad("value"))?;
             config.custom_headers.insert(header_name, header_value);
         }
-        McpToolBox::connect_with(StreamableHttpClientTransport::from_config(config), handler).await
+        // rustls needs a process-wide provider: ring, unless the program
+        // installed one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut client = reqwest::Client::builder();
+        for pem in &connection.roots {
+            use rustls::pki_types::pem::PemObject;
+            let not_pem =
+                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
+                    message: "a trusted root is not a PEM certificate".to_owned(),
+                    source,
+                };
+            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| not_pem(Some(Box::new(e))))?;
+            if certificates.is_empty() {
+                return Err(not_pem(None));
+            }
+            for der in certificates {
+                let certificate = reqwest::Certificate::from_der(der.as_ref())
+                    .map_err(|e| not_pem(Some(Box::new(e))))?;
+                client = client.add_root_certificate(certificate);
+            }
+        }
+        let client = client.build().map_err(|e| ToolError::Transport {
+            message: "the HTTP client could not be built".to_owned(),
+            source: Some(Box::new(e)),
+        })?;
+        McpToolBox::connect_with(
+            StreamableHttpClientTransport::with_client(client, config),
+            handler,
+        )
+        .await
     }
 
     /// Lists the server's tools again (after `notifications/tools/list_changed`).

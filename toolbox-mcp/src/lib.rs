@@ -24,7 +24,7 @@ mod server;
 /// (what [`McpToolBox::connect_with`] takes) and its model types.
 pub use rmcp;
 
-pub use client::McpToolBox;
+pub use client::{HttpConnection, McpToolBox};
 #[cfg(feature = "jwt")]
 pub use http::JwtVerifier;
 pub use http::{BearerAuth, HttpOptions, McpCaller, Rejected, TokenVerifier, VerifyFuture};
