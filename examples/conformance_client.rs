@@ -14,7 +14,7 @@ use toolbox::mcp::rmcp::model::{
 };
 use toolbox::mcp::rmcp::service::RequestContext;
 use toolbox::mcp::rmcp::{ClientHandler, RoleClient};
-use toolbox::mcp::McpToolBox;
+use toolbox::mcp::{HttpConnection, McpToolBox, OAuth};
 use toolbox::prelude::*;
 
 /// Accepts every form with nothing filled in: the fields come from the
@@ -74,6 +74,52 @@ async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
                 )
                 .await;
             println!("test_client_elicitation_defaults: {}", response.content);
+            remote.close().await
+        }
+        auth if auth.starts_with("auth/") => {
+            // The suite's authorization server approves at once: the user's
+            // step is to follow the authorization URL and read where it
+            // redirects (a browser would land on the redirect URI).
+            let mut oauth =
+                OAuth::new("http://localhost:3000/callback", |url: String| async move {
+                    let client = reqwest::Client::builder()
+                        .redirect(reqwest::redirect::Policy::none())
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+                    response
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|l| l.to_str().ok())
+                        .map(str::to_owned)
+                        .ok_or_else(|| {
+                            format!(
+                                "the authorization server did not redirect ({})",
+                                response.status()
+                            )
+                        })
+                })
+                .client_name("test-auth-client");
+            let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+                .ok()
+                .and_then(|c| serde_json::from_str(&c).ok())
+                .unwrap_or_default();
+            if let Some(id) = context.get("client_id").and_then(|v| v.as_str()) {
+                let secret = context
+                    .get("client_secret")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned);
+                oauth = oauth.preregistered(id, secret);
+            } else {
+                oauth = oauth
+                    .client_metadata_url("https://conformance-test.local/client-metadata.json");
+            }
+            let remote =
+                McpToolBox::connect_oauth(url, HttpConnection::default(), oauth, ()).await?;
+            if let Some(tool) = remote.specifications(&ctx).first() {
+                let response = remote.call(&tool.name, &json!({}), &ctx, &handler).await;
+                println!("{}: {}", tool.name, response.content);
+            }
             remote.close().await
         }
         other => Err(ToolError::failed(format!(

@@ -139,6 +139,54 @@ impl HttpConnection {
         self.roots.push(pem.into());
         self
     }
+
+    /// The headers, checked.
+    pub(crate) fn header_map(
+        &self,
+    ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, ToolError> {
+        let mut map = HashMap::new();
+        for (name, value) in &self.headers {
+            let bad = |what: &str| ToolError::Transport {
+                message: format!("the header `{name}` has an invalid {what}"),
+                source: None,
+            };
+            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| bad("name"))?;
+            let header_value: reqwest::header::HeaderValue =
+                value.parse().map_err(|_| bad("value"))?;
+            map.insert(header_name, header_value);
+        }
+        Ok(map)
+    }
+
+    /// The HTTP client: rustls with the ring provider (unless the program
+    /// installed one), the system's roots and these.
+    pub(crate) fn client(&self) -> Result<reqwest::Client, ToolError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut client = reqwest::Client::builder();
+        for pem in &self.roots {
+            use rustls::pki_types::pem::PemObject;
+            let not_pem =
+                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
+                    message: "a trusted root is not a PEM certificate".to_owned(),
+                    source,
+                };
+            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| not_pem(Some(Box::new(e))))?;
+            if certificates.is_empty() {
+                return Err(not_pem(None));
+            }
+            for der in certificates {
+                let certificate = reqwest::Certificate::from_der(der.as_ref())
+                    .map_err(|e| not_pem(Some(Box::new(e))))?;
+                client = client.add_root_certificate(certificate);
+            }
+        }
+        client.build().map_err(|e| ToolError::Transport {
+            message: "the HTTP client could not be built".to_owned(),
+            source: Some(Box::new(e)),
+        })
+    }
 }
 
 /// One server tool: its specification and the validator of its
@@ -404,15 +452,11 @@ impl McpToolBox {
             progress: progress.clone(),
             app: handler,
         };
-        let service =
-            watcher
-                .into_dyn()
-                .serve(transport)
-                .await
-                .map_err(|e| ToolError::Transport {
-                    message: "the MCP handshake failed".to_owned(),
-                    source: Some(Box::new(e)),
-                })?;
+        let service = watcher
+            .into_dyn()
+            .serve(transport)
+            .await
+            .map_err(handshake_error)?;
         let peer = service.peer().clone();
         let toolbox = McpToolBox {
             peer,
@@ -495,42 +539,8 @@ impl McpToolBox {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         use rmcp::transport::StreamableHttpClientTransport;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        for (name, value) in connection.headers {
-            let bad = |what: &str| ToolError::Transport {
-                message: format!("the header `{name}` has an invalid {what}"),
-                source: None,
-            };
-            let header_name = name.parse().map_err(|_| bad("name"))?;
-            let header_value = value.parse().map_err(|_| bad("value"))?;
-            config.custom_headers.insert(header_name, header_value);
-        }
-        // rustls needs a process-wide provider: ring, unless the program
-        // installed one already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut client = reqwest::Client::builder();
-        for pem in &connection.roots {
-            use rustls::pki_types::pem::PemObject;
-            let not_pem =
-                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
-                    message: "a trusted root is not a PEM certificate".to_owned(),
-                    source,
-                };
-            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| not_pem(Some(Box::new(e))))?;
-            if certificates.is_empty() {
-                return Err(not_pem(None));
-            }
-            for der in certificates {
-                let certificate = reqwest::Certificate::from_der(der.as_ref())
-                    .map_err(|e| not_pem(Some(Box::new(e))))?;
-                client = client.add_root_certificate(certificate);
-            }
-        }
-        let client = client.build().map_err(|e| ToolError::Transport {
-            message: "the HTTP client could not be built".to_owned(),
-            source: Some(Box::new(e)),
-        })?;
+        config.custom_headers = connection.header_map()?;
+        let client = connection.client()?;
         McpToolBox::connect_with(
             StreamableHttpClientTransport::with_client(client, config),
             handler,
@@ -598,6 +608,35 @@ impl McpToolBox {
 
     fn snapshot(&self) -> Arc<Vec<Remote>> {
         self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// A failed handshake; a server that asks for authorization is named with
+/// what it asked for (its `WWW-Authenticate` challenge: the metadata URL,
+/// the scopes), never a generic transport error.
+fn handshake_error(error: rmcp::service::ClientInitializeError) -> ToolError {
+    let text = error.to_string();
+    for (marker, what) in [
+        ("authorization required: ", "requires authorization"),
+        ("insufficient scope: ", "requires more scopes"),
+    ] {
+        if let Some(at) = text.find(marker) {
+            let challenge = text[at + marker.len()..]
+                .split(", when ")
+                .next()
+                .unwrap_or_default();
+            return ToolError::Transport {
+                message: format!(
+                    "the MCP server {what} (`WWW-Authenticate: {}`); connect with `McpToolBox::connect_oauth` or a bearer token",
+                    toolbox_core::arguments::echo(challenge)
+                ),
+                source: Some(Box::new(error)),
+            };
+        }
+    }
+    ToolError::Transport {
+        message: "the MCP handshake failed".to_owned(),
+        source: Some(Box::new(error)),
     }
 }
 

@@ -17,6 +17,8 @@ mod client;
 mod convert;
 mod http;
 mod log;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod progress;
 mod server;
 
@@ -29,6 +31,8 @@ pub use client::{HttpConnection, McpToolBox};
 pub use http::JwtVerifier;
 pub use http::{BearerAuth, HttpOptions, McpCaller, Rejected, TokenVerifier, VerifyFuture};
 pub use log::{LogLevel, McpLog};
+#[cfg(feature = "oauth")]
+pub use oauth::{AuthorizeFuture, OAuth};
 pub use progress::{McpProgress, Progress};
 pub use server::{
     serve_http, serve_http_with, serve_stdio, Elicitation, HttpServer, McpClient, McpMeta,

@@ -1,0 +1,208 @@
+//! OAuth 2.1 for `McpToolBox` (feature `oauth`, on rmcp's `auth`): the
+//! MCP authorization flow — the server's `401` challenge, its
+//! protected-resource metadata (RFC 9728), the authorization server's
+//! metadata, a client registration (pre-registered, a client ID metadata
+//! document, or dynamic), PKCE, the code exchange and refresh — with the
+//! application deciding how the user authorizes: it receives the
+//! authorization URL and returns the URL the authorization server
+//! redirected back to.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::transport::auth::{AuthClient, AuthorizationRequest, OAuthState};
+use rmcp::ClientHandler;
+use toolbox_core::ToolError;
+
+use crate::client::HttpConnection;
+use crate::McpToolBox;
+
+/// What the application's authorization step returns: the callback URL
+/// (the redirect URI with `code` and `state`), or why it could not.
+pub type AuthorizeFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+
+type Authorize = Arc<dyn Fn(String) -> AuthorizeFuture + Send + Sync>;
+
+/// How `McpToolBox` authorizes with an MCP server that asks for it.
+#[derive(Clone)]
+pub struct OAuth {
+    redirect_uri: String,
+    client_name: String,
+    scopes: Vec<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    client_metadata_url: Option<String>,
+    authorize: Authorize,
+}
+
+impl OAuth {
+    /// Authorization with `redirect_uri` as the client's redirect; for
+    /// each authorization, `authorize` gets the URL to send the user to and
+    /// returns the URL the user's browser was redirected back to.
+    pub fn new<F, Fut>(redirect_uri: impl Into<String>, authorize: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        OAuth {
+            redirect_uri: redirect_uri.into(),
+            client_name: "toolbox".to_owned(),
+            scopes: Vec::new(),
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            authorize: Arc::new(move |url| Box::pin(authorize(url))),
+        }
+    }
+
+    /// The scopes to ask for (by default, what the server's challenge or
+    /// metadata names).
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The client's name in a dynamic registration (`toolbox` by default).
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// A client registered with the authorization server beforehand.
+    pub fn preregistered(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+    ) -> Self {
+        self.client_id = Some(client_id.into());
+        self.client_secret = client_secret;
+        self
+    }
+
+    /// The client's ID metadata document (its URL is its client id).
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+}
+
+impl std::fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuth")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_name", &self.client_name)
+            .field("scopes", &self.scopes)
+            .field("client_id", &self.client_id)
+            .finish()
+    }
+}
+
+fn failed(step: &str, error: impl std::fmt::Display) -> ToolError {
+    ToolError::Transport {
+        message: format!("the MCP server's authorization failed at {step}: {error}"),
+        source: None,
+    }
+}
+
+impl McpToolBox {
+    /// Connects to a Streamable HTTP endpoint that may ask for OAuth 2.1:
+    /// a first request without a token; on `401`, the flow `oauth`
+    /// describes, then the session with the token (refreshed before it
+    /// expires). An endpoint that asks for nothing is connected to as
+    /// [`connect_http_using`](McpToolBox::connect_http_using) does.
+    pub async fn connect_oauth(
+        url: &str,
+        connection: HttpConnection,
+        oauth: OAuth,
+        handler: impl ClientHandler,
+    ) -> Result<Self, ToolError> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        use rmcp::transport::StreamableHttpClientTransport;
+        let http = connection.client()?;
+        let Some(challenge) = challenge(&http, url, &connection).await? else {
+            return McpToolBox::connect_http_using(url, connection, handler).await;
+        };
+        let mut state = OAuthState::new(url, Some(http.clone()))
+            .await
+            .map_err(|e| failed("discovery", e))?;
+        let mut request = AuthorizationRequest::new(oauth.redirect_uri.clone())
+            .with_client_name(oauth.client_name.clone())
+            .with_challenge(challenge);
+        request = if oauth.scopes.is_empty() {
+            request.with_initial_scope_selection()
+        } else {
+            request.with_scopes(oauth.scopes.iter().cloned())
+        };
+        if let Some(id) = &oauth.client_id {
+            request = request.with_preregistered_client(id.clone());
+            if let Some(secret) = &oauth.client_secret {
+                request = request.with_client_secret(secret.clone());
+            }
+        }
+        if let Some(metadata) = &oauth.client_metadata_url {
+            request = request.with_client_metadata_url(metadata.clone());
+        }
+        state
+            .start_authorization(request)
+            .await
+            .map_err(|e| failed("registration", e))?;
+        let authorization_url = state
+            .get_authorization_url()
+            .await
+            .map_err(|e| failed("the authorization request", e))?;
+        let callback = (oauth.authorize)(authorization_url)
+            .await
+            .map_err(|e| failed("the user's authorization", e))?;
+        state
+            .handle_callback_url(&callback)
+            .await
+            .map_err(|e| failed("the code exchange", e))?;
+        let manager = state
+            .into_authorization_manager()
+            .ok_or_else(|| failed("the code exchange", "no authorized session"))?;
+        let client = AuthClient::new(http, manager);
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        config.custom_headers = connection.header_map()?;
+        McpToolBox::connect_with(
+            StreamableHttpClientTransport::with_client(client, config),
+            handler,
+        )
+        .await
+    }
+}
+
+/// The server's `WWW-Authenticate` challenge to an unauthenticated
+/// `initialize`, or `None` when it asks for none.
+async fn challenge(
+    http: &reqwest::Client,
+    url: &str,
+    connection: &HttpConnection,
+) -> Result<Option<String>, ToolError> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "toolbox", "version": env!("CARGO_PKG_VERSION")}}});
+    let response = http
+        .post(url)
+        .headers(connection.header_map()?.into_iter().collect())
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .map_err(|e| ToolError::Transport {
+            message: "the MCP server could not be reached".to_owned(),
+            source: Some(Box::new(e)),
+        })?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return Ok(None);
+    }
+    Ok(Some(
+        response
+            .headers()
+            .get(reqwest::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("Bearer")
+            .to_owned(),
+    ))
+}
