@@ -126,6 +126,7 @@ pub struct HttpOptions {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_sessions: usize,
     pub(crate) idle_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
     pub(crate) auth: Option<BearerAuth>,
 }
 
@@ -135,13 +136,15 @@ const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "h
 impl Default for HttpOptions {
     /// Loopback `Host`s and `Origin`s only (a request without `Origin`, as
     /// non-browser clients send, passes); at most 1,000 sessions, each
-    /// ended after 5 minutes without a request; no authentication.
+    /// ended after 5 minutes without a request; request bodies of at most
+    /// 4 MiB; no authentication.
     fn default() -> Self {
         HttpOptions {
             allowed_hosts: None,
             allowed_origins: LOCAL_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
             max_sessions: 1_000,
             idle_timeout: Duration::from_secs(300),
+            max_body_bytes: 4 * 1024 * 1024,
             auth: None,
         }
     }
@@ -172,6 +175,13 @@ impl HttpOptions {
     /// A session with no request for `timeout` ends.
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
+        self
+    }
+
+    /// Request bodies of at most `bytes`; a larger one is answered 413
+    /// while it streams in, whatever `Content-Length` says.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes.max(1024);
         self
     }
 

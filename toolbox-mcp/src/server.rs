@@ -766,6 +766,7 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     let guard = Arc::new(Guard {
         manager,
         max_sessions: options.max_sessions,
+        opening: std::sync::atomic::AtomicUsize::new(0),
         auth: options.auth.clone(),
         metadata_url,
     });
@@ -810,6 +811,9 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
 struct Guard {
     manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
     max_sessions: usize,
+    /// Requests that may open a session and have not been answered yet:
+    /// counted with the sessions, so concurrent ones cannot pass the cap.
+    opening: std::sync::atomic::AtomicUsize,
     auth: Option<crate::http::BearerAuth>,
     metadata_url: String,
 }
@@ -847,12 +851,21 @@ async fn admit(
     }
     let opens_session = request.method() == axum::http::Method::POST
         && !request.headers().contains_key("mcp-session-id");
-    if opens_session && guard.manager.sessions.read().await.len() >= guard.max_sessions {
+    if !opens_session {
+        return next.run(request).await;
+    }
+    use std::sync::atomic::Ordering;
+    let opening = guard.opening.fetch_add(1, Ordering::SeqCst);
+    if guard.manager.sessions.read().await.len() + opening >= guard.max_sessions {
+        guard.opening.fetch_sub(1, Ordering::SeqCst);
+        tracing::warn!(target: "toolbox::mcp", max = guard.max_sessions, "a new session was refused: the cap is reached");
         return crate::http::refusal(
             503,
             None,
             "the server holds as many sessions as it may; try again later",
         );
     }
-    next.run(request).await
+    let response = next.run(request).await;
+    guard.opening.fetch_sub(1, Ordering::SeqCst);
+    response
 }

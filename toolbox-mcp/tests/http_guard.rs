@@ -259,3 +259,79 @@ async fn an_abandoned_session_expires_and_frees_its_place() {
     assert_eq!(status, 200, "its place is free again");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_64_mib_body_is_refused_and_the_server_keeps_answering() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "bounded"),
+        "127.0.0.1:0",
+        HttpOptions::default(),
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let size = 64 * 1024 * 1024;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n",
+        address.port()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let chunk = vec![b' '; 1024 * 1024];
+    // The server answers (and may close) before all of it is sent.
+    for _ in 0..64 {
+        if stream.write_all(&chunk).await.is_err() {
+            break;
+        }
+    }
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{}",
+        &answer[..answer.len().min(200)]
+    );
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 200);
+    server.shutdown().await;
+}
+
+/// 10,000 clients that open a session and walk away: the server holds at
+/// most its cap (the rest are answered 503), and keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_abandoned_sessions_stay_under_the_cap() {
+    let options = HttpOptions::default().max_sessions(150);
+    let server = serve_http_with(McpServer::new(tools(), "crowded"), "127.0.0.1:0", options)
+        .await
+        .unwrap();
+    let address = server.local_addr();
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for wave in 0..100 {
+        let clients: Vec<_> = (0..100)
+            .map(|_| tokio::spawn(async move { exchange_quick(address).await }))
+            .collect();
+        for client in clients {
+            *statuses.entry(client.await.unwrap()).or_default() += 1;
+        }
+        let _ = wave;
+    }
+    // Exactly the cap, though 100 clients at a time race for it.
+    assert_eq!(statuses.get(&200), Some(&150), "{statuses:?}");
+    assert_eq!(statuses.get(&503), Some(&9_850), "{statuses:?}");
+    server.shutdown().await;
+}
+
+/// An `initialize` whose answer is read only as far as its status line.
+async fn exchange_quick(address: std::net::SocketAddr) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INITIALIZE}",
+        address.port(),
+        INITIALIZE.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap_or(0)
+}
