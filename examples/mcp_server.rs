@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo run --features mcp --example mcp_server -- --stdio
 //! cargo run --features mcp --example mcp_server -- --http 127.0.0.1:8765
+//! cargo run --features mcp --example mcp_server -- --http 127.0.0.1:8765 --token s3cret
 //! ```
 //!
 //! Over HTTP the endpoint is `http://ADDRESS/mcp`; it binds the address
@@ -12,7 +13,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbox::mcp::{serve_http, McpServer};
+use toolbox::mcp::{
+    serve_http, serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, Rejected,
+};
 use toolbox::prelude::*;
 
 /// Two integers.
@@ -88,7 +91,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         Some("--stdio") | None => server.serve_stdio().await,
         Some("--http") => {
             let address = arguments.get(1).map_or("127.0.0.1:8765", String::as_str);
-            let running = serve_http(server, address).await?;
+            // `--token T`: only callers that send `Authorization: Bearer T`.
+            let running = match arguments.iter().position(|a| a == "--token") {
+                Some(at) => {
+                    let token = arguments
+                        .get(at + 1)
+                        .cloned()
+                        .ok_or("`--token` needs a value")?;
+                    let verifier = move |sent: &str| {
+                        if sent == token {
+                            Ok(McpCaller {
+                                subject: "operator".into(),
+                                ..McpCaller::default()
+                            })
+                        } else {
+                            Err(Rejected("not the server's token".into()))
+                        }
+                    };
+                    let auth = BearerAuth::new(
+                        verifier,
+                        format!("http://{address}/mcp"),
+                        Vec::<String>::new(),
+                    );
+                    serve_http_with(server, address, HttpOptions::default().bearer_auth(auth))
+                        .await?
+                }
+                None => serve_http(server, address).await?,
+            };
             eprintln!("serving MCP at {}", running.url());
             tokio::signal::ctrl_c().await?;
             running.shutdown().await;
