@@ -142,6 +142,9 @@ impl Fetcher {
                 Err(reason) => attempt.error(Refused(format!("redirect {reason}"))),
             }
         });
+        // rustls needs a process-wide provider: ring, unless the program
+        // installed one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .no_proxy()
             .redirect(redirects)
