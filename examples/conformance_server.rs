@@ -232,6 +232,31 @@ fn tools() -> Result<FnToolBox, DefinitionError> {
                 Ok::<_, ToolError>(sample.text)
             },
         ),
+        // The 2026-07-28 suite's probes of the stateless rules.
+        try_tool_fn(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            |_: (), ctx: Context| async move {
+                client(&ctx)?.require("sampling")?;
+                Ok::<_, ToolError>("Success")
+            },
+        ),
+        try_tool_fn(
+            "test_logging_tool",
+            "Logs, when the request asks for a level",
+            |_: (), ctx: Context| async move {
+                McpLog::from_context(&ctx)?.info("Diagnostic trace logging activated").await;
+                Ok::<_, ToolError>("Logging evaluated")
+            },
+        ),
+        try_tool_fn(
+            "test_streaming_elicitation",
+            "Reports progress on the response stream",
+            |_: (), ctx: Context| async move {
+                McpProgress::from_context(&ctx)?.report(50.0, Some(100.0), None);
+                Ok::<_, ToolError>("Streaming complete")
+            },
+        ),
         tool_fn(
             "test_reconnection",
             "Tests SSE stream disconnection and client reconnection (SEP-1699)",

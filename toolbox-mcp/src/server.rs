@@ -58,6 +58,9 @@ pub(crate) struct InputRound {
     asked: std::sync::atomic::AtomicUsize,
     /// The client's capabilities, from the request's `_meta`.
     capabilities: Value,
+    /// A capability the tool needed and the client did not declare: the
+    /// call is answered with the protocol's error for it (-32021).
+    missing: Mutex<Option<String>>,
 }
 
 impl InputRound {
@@ -120,6 +123,21 @@ impl McpClient {
         }
     }
 
+    /// Says the tool needs the client's `capability` (`sampling`,
+    /// `elicitation`, `roots`): an error the tool passes on with `?` when
+    /// the client did not declare it; in `2026-07-28` the call is then
+    /// answered with the protocol's `MissingRequiredClientCapabilityError`
+    /// (-32021) naming it.
+    pub fn require(&self, capability: &str) -> Result<(), ToolError> {
+        if self.declares(capability) {
+            return Ok(());
+        }
+        if let Some(round) = &self.round {
+            *round.missing.lock().unwrap_or_else(|p| p.into_inner()) = Some(capability.to_owned());
+        }
+        Err(unsupported(capability))
+    }
+
     /// Asks the client `method` with `params`: a request back to it in
     /// `2025-11-25`; in `2026-07-28`, its answer from the call's
     /// `inputResponses`, or else a question for this round's
@@ -127,9 +145,7 @@ impl McpClient {
     /// answer).
     async fn ask(&self, method: &str, params: Value) -> Result<Value, ToolError> {
         let capability = method.split('/').next().unwrap_or(method);
-        if !self.declares(capability) {
-            return Err(unsupported(capability));
-        }
+        self.require(capability)?;
         let Some(round) = &self.round else {
             let request: rmcp::model::ServerRequest =
                 serde_json::from_value(serde_json::json!({"method": method, "params": params}))
@@ -641,6 +657,16 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             }
         };
         flush(reports).await;
+        if let Some(capability) = round
+            .as_ref()
+            .and_then(|r| r.missing.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32021),
+                "MissingRequiredClientCapabilityError",
+                Some(serde_json::json!({"requiredCapabilities": {capability: {}}})),
+            ));
+        }
         if let Some(questions) = round.map(|r| r.questions()).filter(|q| !q.is_empty()) {
             let result: rmcp::model::InputRequiredResult =
                 serde_json::from_value(serde_json::json!({
