@@ -148,9 +148,24 @@ impl<'a> Arguments<'a> {
     /// ```
     #[inline(always)]
     pub fn deserialize_tool<T: DeserializeOwned + JsonSchema>(self) -> Result<T, ToolError> {
-        match self.deserialize::<T>() {
-            Ok(parsed) => Ok(parsed),
-            Err(error) => without_absent_nulls::<T>(self, error),
+        // The fast path is `deserialize`'s, to the instruction; anything
+        // else (other forms, errors, the second try) is out of line.
+        match self {
+            Arguments::Text(text) => {
+                if opens_object(text) {
+                    if let Ok(parsed) = serde_json::from_str::<T>(text) {
+                        return Ok(parsed);
+                    }
+                }
+                tool_fallback::<T>(self)
+            }
+            Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
+                match T::deserialize(value) {
+                    Ok(parsed) => Ok(parsed),
+                    Err(_) => tool_fallback::<T>(self),
+                }
+            }
+            Arguments::Value(_) => tool_fallback::<T>(self),
         }
     }
 
@@ -185,6 +200,19 @@ impl<'a> Arguments<'a> {
             Arguments::Value(value) => value.clone(),
             Arguments::Text(text) => Value::String(text.to_owned()),
         }
+    }
+}
+
+/// [`Arguments::deserialize_tool`] past its fast path: the intake's other
+/// forms and its error, then the second try.
+#[cold]
+#[inline(never)]
+fn tool_fallback<T: DeserializeOwned + JsonSchema>(
+    arguments: Arguments<'_>,
+) -> Result<T, ToolError> {
+    match arguments.deserialize::<T>() {
+        Ok(parsed) => Ok(parsed),
+        Err(error) => without_absent_nulls::<T>(arguments, error),
     }
 }
 
