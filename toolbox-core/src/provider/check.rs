@@ -1,8 +1,6 @@
 //! Validators, one per dialect, from the same rule tables lowering applies
 //! (each provider's documented rules): what a provider would refuse.
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -213,11 +211,7 @@ impl Checker {
             );
         }
         if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-            let required: BTreeSet<&str> = object
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = walk::required(object);
             for key in properties.keys() {
                 if !required.contains(key.as_str()) {
                     self.flag(&join(path, key), "OpenAI strict: every property must be listed in `required` (make optional ones nullable)");
@@ -370,11 +364,7 @@ fn count_parameters(schema: &Value, optional: &mut usize, unions: &mut usize) {
         return;
     };
     if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-        let required: BTreeSet<&str> = object
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = walk::required(object);
         for (name, property) in properties {
             if !required.contains(name.as_str()) {
                 *optional += 1;

@@ -498,12 +498,7 @@ impl Lowering {
             }
         }
         if !described.is_empty() {
-            let note = format!("{{{}}}", described.join(", "));
-            let description = match object.get("description").and_then(Value::as_str) {
-                Some(text) => format!("{text} {note}"),
-                None => note,
-            };
-            object.insert("description".into(), Value::String(description));
+            append_note(object, format!("{{{}}}", described.join(", ")));
         }
         Ok(())
     }
@@ -809,14 +804,19 @@ impl Lowering {
         object.remove("enum");
         object.insert("type".into(), Value::String(ty.into()));
         let listed: Vec<String> = values.iter().map(Value::to_string).collect();
-        let note = format!("{{one of: {}}}", listed.join(", "));
-        let description = match object.get("description").and_then(Value::as_str) {
-            Some(text) => format!("{text} {note}"),
-            None => note,
-        };
-        object.insert("description".into(), Value::String(description));
+        append_note(object, format!("{{one of: {}}}", listed.join(", ")));
         Ok(())
     }
+}
+
+/// Adds `note` (what a dialect cannot say as a keyword) after a node's
+/// description, or makes it the description.
+fn append_note(object: &mut Map<String, Value>, note: String) {
+    let description = match object.get("description").and_then(Value::as_str) {
+        Some(text) => format!("{text} {note}"),
+        None => note,
+    };
+    object.insert("description".into(), Value::String(description));
 }
 
 /// Whether a node says what kind of value it holds.

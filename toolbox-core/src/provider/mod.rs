@@ -31,7 +31,7 @@ mod check;
 mod lower;
 mod rules;
 mod turn;
-mod walk;
+pub(crate) mod walk;
 
 pub use check::{
     name_problem, request_limits, validate, validate_request, RequestLimits, Violation,

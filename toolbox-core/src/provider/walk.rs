@@ -154,6 +154,15 @@ pub(crate) fn schema_keys(object: &Map<String, Value>) -> Vec<String> {
         .collect()
 }
 
+/// The names a node's `required` lists.
+pub(crate) fn required(object: &Map<String, Value>) -> BTreeSet<&str> {
+    object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// `#/$defs/Name` (or `#/definitions/Name`) → `Name`.
 pub(crate) fn def_name(reference: &str) -> Option<&str> {
     reference

@@ -33,6 +33,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::provider::walk;
 use crate::{ToolAnnotations, ToolSpecification};
 
 /// Whether a change can break a client that worked before it.
@@ -341,13 +342,6 @@ fn covers(set: &BTreeSet<String>, t: &str) -> bool {
     set.contains(t) || (t == "integer" && set.contains("number"))
 }
 
-fn required(node: &Map<String, Value>) -> BTreeSet<&str> {
-    node.get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
 fn closed(node: &Map<String, Value>) -> bool {
     node.get("additionalProperties") == Some(&Value::Bool(false))
 }
@@ -543,7 +537,7 @@ impl Walk<'_, '_> {
             .get("properties")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
-        let (old_required, new_required) = (required(x), required(y));
+        let (old_required, new_required) = (walk::required(x), walk::required(y));
         let input = self.direction == Direction::Input;
         for (name, before) in old {
             let at = join(path, name);
