@@ -615,27 +615,35 @@ impl McpToolBox {
 /// what it asked for (its `WWW-Authenticate` challenge: the metadata URL,
 /// the scopes), never a generic transport error.
 fn handshake_error(error: rmcp::service::ClientInitializeError) -> ToolError {
-    let text = error.to_string();
-    for (marker, what) in [
-        ("authorization required: ", "requires authorization"),
-        ("insufficient scope: ", "requires more scopes"),
-    ] {
-        if let Some(at) = text.find(marker) {
-            let challenge = text[at + marker.len()..]
-                .split(", when ")
-                .next()
-                .unwrap_or_default();
-            return ToolError::Transport {
-                message: format!(
-                    "the MCP server {what} (`WWW-Authenticate: {}`); connect with `McpToolBox::connect_oauth` or a bearer token",
-                    toolbox_core::arguments::echo(challenge)
-                ),
-                source: Some(Box::new(error)),
-            };
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    let mut asked = None;
+    while let Some(current) = cause {
+        if let Some(required) = current.downcast_ref::<AuthRequiredError>() {
+            asked = Some((
+                "requires authorization",
+                required.www_authenticate_header.clone(),
+            ));
+            break;
         }
+        if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
+            asked = Some((
+                "requires more scopes",
+                scope.www_authenticate_header.clone(),
+            ));
+            break;
+        }
+        cause = current.source();
     }
+    let message = match asked {
+        Some((what, challenge)) => format!(
+            "the MCP server {what} (`WWW-Authenticate: {}`); connect with `McpToolBox::connect_oauth` or a bearer token",
+            toolbox_core::arguments::echo(&challenge)
+        ),
+        None => "the MCP handshake failed".to_owned(),
+    };
     ToolError::Transport {
-        message: "the MCP handshake failed".to_owned(),
+        message,
         source: Some(Box::new(error)),
     }
 }
