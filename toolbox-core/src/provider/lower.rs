@@ -61,16 +61,9 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
     let Some(object) = root.as_object_mut() else {
         return Ok(root);
     };
-    let defs = object
-        .get("$defs")
-        .or_else(|| object.get("definitions"))
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
     let lowering = Lowering {
         dialect,
-        root: schema.clone(),
-        defs,
+        root: schema,
         depth: Cell::new(0),
         nodes: Cell::new(0),
     };
@@ -112,11 +105,10 @@ pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
     }
 }
 
-struct Lowering {
+struct Lowering<'s> {
     dialect: Dialect,
-    /// The schema as given, for references to the root (`#`).
-    root: Value,
-    defs: Map<String, Value>,
+    /// The schema as given: its `$defs`, and the root for `#`.
+    root: &'s Value,
     /// How deep the walk is now, and how many schema nodes it has produced:
     /// lowering stays linear in its output, and both are bounded.
     depth: Cell<usize>,
@@ -185,7 +177,7 @@ impl Dialect {
     }
 }
 
-impl Lowering {
+impl Lowering<'_> {
     fn error(&self, path: &str, message: impl Into<String>) -> LowerError {
         LowerError {
             path: path.to_owned(),
@@ -261,8 +253,10 @@ impl Lowering {
             )
         })?;
         let target = self
-            .defs
-            .get(name)
+            .root
+            .get("$defs")
+            .or_else(|| self.root.get("definitions"))
+            .and_then(|defs| defs.get(name))
             .and_then(Value::as_object)
             .ok_or_else(|| self.error(path, format!("`{reference}` points at no definition")))?;
         Ok((name.to_owned(), target.clone()))
