@@ -477,39 +477,84 @@ enum Report {
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
-type Reports = tokio::sync::mpsc::UnboundedSender<Report>;
+/// Where one call's progress reports go. Clients attach a progress token
+/// to most calls (rmcp's does to every one) and most tools report nothing,
+/// so the task that forwards reports starts with the first report, not
+/// with the call.
+struct Reports {
+    send: tokio::sync::mpsc::UnboundedSender<Report>,
+    /// The forwarding task's parts until the first report starts it.
+    idle: Mutex<Option<Forwarder>>,
+}
 
-fn progress_to(peer: Peer<RoleServer>, token: ProgressToken) -> (McpProgress, Reports) {
-    let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<Report>();
-    tokio::spawn(async move {
-        while let Some(report) = receive.recv().await {
-            match report {
-                Report::Progress(report) => {
-                    let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
-                    param.total = report.total;
-                    param.message = report.message;
-                    let _ = peer.notify_progress(param).await;
+struct Forwarder {
+    receive: tokio::sync::mpsc::UnboundedReceiver<Report>,
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Reports {
+    fn report(&self, report: Report) {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Forwarder {
+            mut receive,
+            peer,
+            token,
+            runtime,
+        }) = idle
+        {
+            runtime.spawn(async move {
+                while let Some(report) = receive.recv().await {
+                    match report {
+                        Report::Progress(report) => {
+                            let mut param =
+                                ProgressNotificationParam::new(token.clone(), report.progress);
+                            param.total = report.total;
+                            param.message = report.message;
+                            let _ = peer.notify_progress(param).await;
+                        }
+                        Report::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
                 }
-                Report::Flush(done) => {
-                    let _ = done.send(());
-                }
-            }
+            });
         }
+        let _ = self.send.send(report);
+    }
+
+    /// Whether no report was made (so there is nothing to wait for).
+    fn unused(&self) -> bool {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+}
+
+fn progress_to(peer: Peer<RoleServer>, token: ProgressToken) -> (McpProgress, Arc<Reports>) {
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel::<Report>();
+    let reports = Arc::new(Reports {
+        send,
+        idle: Mutex::new(Some(Forwarder {
+            receive,
+            peer,
+            token,
+            runtime: tokio::runtime::Handle::current(),
+        })),
     });
-    let reports = send.clone();
-    let progress = McpProgress::new(move |report| {
-        let _ = send.send(Report::Progress(report));
-    });
+    let sink = reports.clone();
+    let progress = McpProgress::new(move |report| sink.report(Report::Progress(report)));
     (progress, reports)
 }
 
-/// Waits until the call's progress reports have been sent.
-async fn flush(reports: Option<Reports>) {
-    if let Some(reports) = reports {
+/// Waits until the call's progress reports, if it made any, have been sent.
+async fn flush(reports: Option<Arc<Reports>>) {
+    if let Some(reports) = reports.filter(|r| !r.unused()) {
         let (done, sent) = tokio::sync::oneshot::channel();
-        if reports.send(Report::Flush(done)).is_ok() {
-            let _ = sent.await;
-        }
+        reports.report(Report::Flush(done));
+        let _ = sent.await;
     }
 }
 
@@ -770,8 +815,9 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.idle_timeout);
     let manager = Arc::new(manager);
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(options.max_body_bytes);
     if let Some(hosts) = &options.allowed_hosts {
         config.allowed_hosts = hosts.clone();
     }
@@ -821,6 +867,13 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
             );
     }
     let shutdown = stop.clone();
+    // Answers go out as soon as they are written: without TCP_NODELAY a
+    // client that keeps its connection (httpx, reqwest's pool) waits for
+    // its own delayed ACK (~40 ms) between the response's head and body.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, router)
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })

@@ -297,6 +297,25 @@ async fn a_64_mib_body_is_refused_and_the_server_keeps_answering() {
     server.shutdown().await;
 }
 
+#[tokio::test]
+async fn the_configured_body_cap_is_the_one_applied() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "bounded"),
+        "127.0.0.1:0",
+        HttpOptions::default().max_body_bytes(2048),
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    // An initialize padded past 2 KiB (well under the 4 MiB default).
+    let padded = INITIALIZE.replacen('{', &format!("{{{:3000}", ""), 1);
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], &padded).await;
+    assert_eq!(status, 413, "a body over the configured cap");
+    let (status, _, _) = exchange(address, "POST", "/mcp", &[], INITIALIZE).await;
+    assert_eq!(status, 200, "a body under it");
+    server.shutdown().await;
+}
+
 /// 10,000 clients that open a session and walk away: the server holds at
 /// most its cap (the rest are answered 503), and keeps answering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
