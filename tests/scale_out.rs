@@ -1,0 +1,241 @@
+//! Scale-out behind a real load balancer: two `mcp_server --http` processes
+//! behind nginx (Debian's package, on 127.0.0.1), driven by the official
+//! Python SDK.
+//!
+//! - The stateless `2026-07-28` era: 2,000 calls balanced round-robin, every
+//!   answer checked, both processes serving (by nginx's own log of the
+//!   upstream and by each server's log of its calls); the same 2,000 through
+//!   one process for the rate beside it.
+//! - The `2025-11-25` session era: a session lives in one process, so the
+//!   balancer must be sticky (`hash $remote_addr consistent`); every call of
+//!   a session reaches the process that holds it.
+//!
+//! Ignored by default: it needs nginx and the Python SDK, which
+//! `scripts/scale_out` installs before running it (`.ci/run` does).
+//! `TOOLBOX_NGINX` and `TOOLBOX_PYTHON` override where they are looked for.
+#![cfg(feature = "mcp")]
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::example;
+
+/// Child processes killed when the test ends, however it ends.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} never listened on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn tool(variable: &str, candidates: &[PathBuf], install: &str) -> PathBuf {
+    if let Ok(path) = std::env::var(variable) {
+        return PathBuf::from(path);
+    }
+    candidates
+        .iter()
+        .find(|p| p.exists())
+        .cloned()
+        .unwrap_or_else(|| panic!("not found: {candidates:?}; {install} (or set {variable})"))
+}
+
+/// What the Python driver reported: the calls/s, and whether every call
+/// was answered correctly (with its failure lines if not).
+fn drive(python: &Path, url: &str, calls: u32, clients: u32, mode: &str) -> f64 {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/scale_out_client.py");
+    let output = Command::new(python)
+        .arg(script)
+        .args([url, &calls.to_string(), &clients.to_string(), mode])
+        .output()
+        .expect("the Python driver runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains(&format!("PASS {mode} {calls} calls answered correctly")),
+        "through {url} in {mode}:\n{stdout}\n{}",
+        &stderr[stderr.len().saturating_sub(2000)..]
+    );
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RATE "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|r| r.parse().ok())
+        .expect("a RATE line")
+}
+
+/// How many calls of `math_add` a server's log says it answered.
+fn served(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("ok    math_add"))
+        .count()
+}
+
+/// How many requests nginx's access log says each upstream answered on
+/// `port`'s server block.
+fn upstreams(log: &Path, port: u16) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+        let mut fields = line.split_whitespace();
+        if fields.next() == Some(&port.to_string()) {
+            if let Some(upstream) = fields.next() {
+                *counts.entry(upstream.to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+#[ignore = "needs nginx and the Python SDK: run scripts/scale_out (.ci/run does)"]
+fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nginx = tool(
+        "TOOLBOX_NGINX",
+        &["/usr/sbin/nginx".into(), "/usr/bin/nginx".into()],
+        "install Debian's nginx-light",
+    );
+    let python = tool(
+        "TOOLBOX_PYTHON",
+        &[root.join(".interop/venv/bin/python")],
+        "run scripts/interop to install the Python SDK",
+    );
+    let dir = std::env::temp_dir().join(format!("toolbox-scale-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut children = Children(Vec::new());
+
+    // Two server processes, each logging the calls it answers.
+    let servers: Vec<(u16, PathBuf)> = (0..2)
+        .map(|i| {
+            let port = free_port();
+            let log = dir.join(format!("server-{i}.log"));
+            let child = Command::new(example("mcp_server"))
+                .args(["--http", &format!("127.0.0.1:{port}")])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("the mcp_server example is built (cargo test --features mcp)");
+            children.0.push(child);
+            (port, log)
+        })
+        .collect();
+    for (port, _) in &servers {
+        wait_for(*port, "mcp_server");
+    }
+
+    // nginx: a round-robin balancer over both, one over the first alone, and
+    // a sticky one for the session era. `Host` is passed through (the
+    // servers admit loopback hosts only); responses are streamed (SSE).
+    let (both, one, sticky) = (free_port(), free_port(), free_port());
+    let upstream = |name: &str, ports: &[u16], policy: &str| {
+        let servers: String = ports
+            .iter()
+            .map(|p| format!("    server 127.0.0.1:{p};\n"))
+            .collect();
+        format!("  upstream {name} {{\n{policy}{servers}    keepalive 32;\n  }}\n")
+    };
+    let location = |port: u16, name: &str| {
+        format!(
+            "  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://{name};\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      proxy_buffering off;\n    }}\n  }}\n"
+        )
+    };
+    let d = dir.display();
+    let config = format!(
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nevents {{ worker_connections 1024; }}\nhttp {{\n  log_format upstream '$server_port $upstream_addr $status';\n  access_log {d}/access.log upstream;\n  error_log {d}/error.log;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}{}{}{}{}{}}}\n",
+        upstream("both", &[servers[0].0, servers[1].0], ""),
+        upstream("one", &[servers[0].0], ""),
+        upstream(
+            "sticky",
+            &[servers[0].0, servers[1].0],
+            "    hash $remote_addr consistent;\n"
+        ),
+        location(both, "both"),
+        location(one, "one"),
+        location(sticky, "sticky"),
+    );
+    std::fs::write(dir.join("nginx.conf"), config).unwrap();
+    let child = Command::new(&nginx)
+        .arg("-p")
+        .arg(&dir)
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .args(["-g", "daemon off;"])
+        .stderr(std::fs::File::create(dir.join("nginx.out")).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} does not start: {e}", nginx.display()));
+    children.0.push(child);
+    for port in [both, one, sticky] {
+        wait_for(port, "nginx");
+    }
+    let access = dir.join("access.log");
+
+    // The stateless era, balanced over both processes.
+    let url = |port: u16| format!("http://127.0.0.1:{port}/mcp");
+    let two = drive(&python, &url(both), 2_000, 8, "2026-07-28");
+    let counts: Vec<usize> = servers.iter().map(|(_, log)| served(log)).collect();
+    assert_eq!(
+        counts.iter().sum::<usize>(),
+        2_000,
+        "calls per server: {counts:?}"
+    );
+    assert!(
+        counts.iter().all(|&n| n > 0),
+        "both processes serve: {counts:?}"
+    );
+    let balanced = upstreams(&access, both);
+    assert_eq!(balanced.len(), 2, "nginx used both upstreams: {balanced:?}");
+    assert!(
+        balanced.values().all(|&n| n >= 500),
+        "round-robin spreads the calls: {balanced:?}"
+    );
+
+    // The same calls through one process.
+    let single = drive(&python, &url(one), 2_000, 8, "2026-07-28");
+    assert_eq!(upstreams(&access, one).len(), 1);
+
+    // The session era: each client's session stays in one process.
+    let before: Vec<usize> = servers.iter().map(|(_, log)| served(log)).collect();
+    drive(&python, &url(sticky), 200, 4, "legacy");
+    let after: Vec<usize> = servers.iter().map(|(_, log)| served(log)).collect();
+    let added: Vec<usize> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(added.iter().sum::<usize>(), 200, "{added:?}");
+    assert!(
+        added.contains(&0),
+        "one client address, one process: {added:?}"
+    );
+
+    println!(
+        "stateless through nginx: two processes {two:.0} calls/s, one process {single:.0} calls/s ({:.2}×)",
+        two / single
+    );
+    drop(children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
