@@ -123,14 +123,17 @@ impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
         cx: &mut TaskContext<'_>,
     ) -> Poll<ToolResponse> {
         let call_id = ctx.call_id();
+        // Every value is displayed (`%`: a log line writes it as it is,
+        // with no escaping), and `otel.kind` is left to its default
+        // (`internal`, what OpenTelemetry assumes without it).
+        let shown = echo(name);
         let span = tracing::info_span!(
             "execute_tool",
-            otel.name = %format_args!("execute_tool {}", echo(name)),
-            otel.kind = "internal",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %echo(name),
-            gen_ai.tool.type = "function",
-            gen_ai.tool.call.id = call_id,
+            otel.name = %format_args!("execute_tool {shown}"),
+            gen_ai.operation.name = %"execute_tool",
+            gen_ai.tool.name = %shown,
+            gen_ai.tool.type = %"function",
+            gen_ai.tool.call.id = call_id.map(tracing::field::display),
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );

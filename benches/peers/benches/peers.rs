@@ -9,6 +9,11 @@
 //! - rig 0.44 (the newest that builds on this machine's rustc 1.95; 0.45+
 //!   need 1.97): a `DynamicTool` through `execute(Value)` (owned arguments,
 //!   so its floor is the cloned one).
+//!
+//! `PEERS_SUBSCRIBER` installs a global `tracing` subscriber first, as a
+//! production process does: `fmt` (`tracing_subscriber::fmt` at INFO,
+//! writing to a sink) or `exporter` (a layer that keeps every span's fields
+//! until it closes, as an OpenTelemetry exporter does); unset, none.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use rig_core::completion::message::ToolName;
@@ -287,7 +292,74 @@ fn sdks(c: &mut Criterion, tool: &'static str) {
     group.finish();
 }
 
+/// A layer that does what an exporter does with a span: keeps its fields
+/// (name and formatted value) in the span's extensions, adds recorded ones,
+/// and drops them when the span closes.
+struct KeepFields;
+
+#[derive(Default)]
+struct Fields(Vec<(&'static str, String)>);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name(), value.to_owned()));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for KeepFields
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if let Some(span) = ctx.span(id) {
+            if let Some(fields) = span.extensions_mut().get_mut::<Fields>() {
+                values.record(fields);
+            }
+        }
+    }
+}
+
+fn install_subscriber() {
+    use tracing_subscriber::layer::SubscriberExt;
+    match std::env::var("PEERS_SUBSCRIBER").as_deref() {
+        Ok("fmt") => {
+            let subscriber = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::INFO)
+                .with_writer(std::io::sink)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).unwrap();
+        }
+        Ok("exporter") => {
+            let subscriber = tracing_subscriber::registry().with(KeepFields);
+            tracing::subscriber::set_global_default(subscriber).unwrap();
+        }
+        Ok("") | Ok("none") | Err(_) => {}
+        Ok(other) => panic!("PEERS_SUBSCRIBER: `{other}` is none of fmt, exporter, none"),
+    }
+}
+
 fn bench(c: &mut Criterion) {
+    install_subscriber();
     for tool in ["add", "search"] {
         floors(c, tool);
         sdks(c, tool);
