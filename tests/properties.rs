@@ -15,6 +15,28 @@ use serde_json::{json, Map, Value};
 use toolbox::prelude::*;
 use toolbox::registry::ToolKey;
 
+/// What a call's id, name or arguments may be: usually what a provider
+/// sends (a string, argument text, an object), sometimes anything.
+fn call_part() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec!["call_1", "get_weather", "add", ""]).prop_map(|s| json!(s)),
+        prop::sample::select(vec![
+            r#"{"a": 1, "b": 2}"#,
+            r#"{"city":"Oslo"}"#,
+            "",
+            "null",
+            "not json",
+            r#""{\"a\":1}""#,
+            "[1]",
+            "{"
+        ])
+        .prop_map(|s| json!(s)),
+        Just(json!({"a": 40, "b": 2})),
+        Just(json!({"q": null, "nested": {"x": [1, 2]}})),
+        json_value(),
+    ]
+}
+
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
@@ -167,6 +189,47 @@ proptest! {
             let wrapped = json!({"choices": [{"message": {"tool_calls": [value.clone()]}}], "candidates": [{"content": {"parts": [value.clone()]}}], "content": [value.clone()], "output": [value.clone()]});
             let _ = provider.parse_calls(&wrapped);
         }
+    }
+
+    /// `parse_response` (typed, from the bytes) reads every body as
+    /// `parse_calls` (the general path, from a `Value`) does: the same
+    /// calls, or the same error.
+    #[test]
+    fn parse_response_agrees_with_parse_calls(
+        id in call_part(),
+        name in call_part(),
+        arguments in call_part(),
+        other in json_value(),
+    ) {
+        let call = json!({"id": id, "call_id": id, "type": "function", "name": name, "arguments": arguments,
+            "function": {"name": name, "arguments": arguments}});
+        let use_block = json!({"type": "tool_use", "id": id, "name": name, "input": arguments});
+        let item = json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments});
+        let part = json!({"functionCall": {"id": id, "name": name, "args": arguments}, "thoughtSignature": other});
+        let bodies = [
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": [call.clone(), call.clone()]}}]}),
+            json!({"choices": [{"message": {"tool_calls": other}}]}),
+            json!({"tool_calls": [call]}),
+            json!({"content": [{"type": "text", "text": "hi"}, use_block.clone(), use_block]}),
+            json!({"output": [{"type": "message", "content": other}, item.clone(), item]}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "x"}, part.clone(), part]}}]}),
+            json!({"candidates": [{"content": {"parts": [{"functionCall": other}]}}]}),
+            other,
+        ];
+        for provider in common::PROVIDERS {
+            for body in &bodies {
+                let bytes = serde_json::to_vec(body).unwrap();
+                let typed = provider.parse_response(&bytes).map_err(|e| e.to_string());
+                let general = provider.parse_calls(body).map_err(|e| e.to_string());
+                prop_assert_eq!(&typed, &general, "{:?} {}", provider, body);
+            }
+        }
+        // Bytes that are not JSON are named as such.
+        let error = toolbox::provider::Provider::Anthropic { strict: true }
+            .parse_response(b"{\"content\": [")
+            .unwrap_err()
+            .to_string();
+        prop_assert!(error.starts_with("malformed Anthropic Messages payload at ``: the body is not JSON: EOF while parsing"), "{}", error);
     }
 
     #[test]

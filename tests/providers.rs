@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use toolbox::provider::{gemini_model_turn, lower, Dialect, Provider, ProviderError};
 use toolbox::{arguments::ToolCall, ToolAnnotations, ToolResponse, ToolSpecification};
 
+mod common;
+
 fn fixture(name: &str) -> Value {
     let path = format!(
         "{}/tests/fixtures/providers/{name}",
@@ -269,7 +271,7 @@ fn arguments_arrive_as_string_object_or_double_encoded() {
         {"id": "e", "function": {"name": "f", "arguments": ""}}
     ]});
     let calls = provider.parse_calls(&message).unwrap();
-    let arguments: Vec<&Value> = calls.iter().map(|c| &c.arguments).collect();
+    let arguments: Vec<&Value> = calls.iter().map(|c| c.arguments.value()).collect();
     assert_eq!(
         arguments,
         [
@@ -367,4 +369,42 @@ fn an_image_result_lowers_to_what_each_provider_takes() {
         mcp[0]["content"][1],
         json!({"type": "image", "data": "AQID", "mimeType": "image/png"})
     );
+}
+
+/// `result_messages_json` writes, in one pass, the messages
+/// `result_messages` builds as values: for every provider, text, JSON,
+/// errors, images, escapes and calls without ids.
+#[test]
+fn result_messages_json_is_result_messages_as_text() {
+    let results = vec![
+        (
+            ToolCall::new("add", json!({"a": 1, "b": 2})).with_id("call_1"),
+            ToolResponse::text("3"),
+        ),
+        (
+            ToolCall::new("lookup", r#"{"q": "x"}"#),
+            ToolResponse::text(r#"{"name": "Ada", "tags": ["a", "b"], "n": 1.5}"#),
+        ),
+        (
+            ToolCall::new("fail", json!({})).with_id("call_3"),
+            ToolResponse::error("no customer 7; \"ids\" are 42\n"),
+        ),
+        (
+            ToolCall::new("picture", json!({})).with_id("call_4"),
+            ToolResponse::image([137, 80, 78, 71], "image/png"),
+        ),
+        (
+            ToolCall::new("say", json!({})).with_id("call_5"),
+            ToolResponse::text("plain text, not JSON: ünïcode \u{1F600}"),
+        ),
+    ];
+    for provider in common::PROVIDERS {
+        let text = provider.result_messages_json(&results);
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            parsed,
+            Value::Array(provider.result_messages(&results)),
+            "{provider:?}: {text}"
+        );
+    }
 }

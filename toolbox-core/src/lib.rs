@@ -66,7 +66,9 @@ pub(crate) use boxes::{condition, decorate};
 /// provider's message, and the limits on what is echoed back.
 pub mod arguments {
     pub use crate::args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
-    pub use crate::call::{deserialize_arguments, normalize_arguments, parse_arguments, ToolCall};
+    pub use crate::call::{
+        deserialize_arguments, normalize_arguments, parse_arguments, CallArguments, ToolCall,
+    };
     pub use crate::normalize::{normalize, Adjustment, Change};
 }
 
@@ -97,5 +99,5 @@ pub use spec::{ToolAnnotations, ToolSpecification};
 pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt};
 
 // Crate-internal short paths to what moved into modules.
-pub(crate) use call::{normalize_arguments, ToolCall};
+pub(crate) use call::{CallArguments, ToolCall};
 pub(crate) use spec::is_valid_tool_name;

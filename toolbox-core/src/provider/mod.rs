@@ -29,9 +29,11 @@
 
 mod check;
 mod lower;
+mod read;
 mod rules;
 mod turn;
 pub(crate) mod walk;
+mod write;
 
 pub use check::{
     name_problem, request_limits, validate, validate_request, RequestLimits, Violation,
@@ -44,7 +46,7 @@ pub use turn::{
 
 use serde_json::{json, Map, Value};
 
-use crate::{normalize_arguments, ToolCall, ToolResponse, ToolSpecification};
+use crate::{CallArguments, ToolCall, ToolResponse, ToolSpecification};
 
 /// A schema dialect: the JSON Schema subset a provider accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -257,10 +259,55 @@ impl Provider {
         call: &mut ToolCall,
         spec: &ToolSpecification,
     ) -> Vec<crate::arguments::Adjustment> {
-        if let Ok(std::borrow::Cow::Owned(object)) = normalize_arguments(&call.arguments) {
-            call.arguments = object;
+        let dialect = self.dialect();
+        // Under a dialect that closes objects the only thing to undo is a
+        // `null` for an absent property: text without one stays text (the
+        // fast path of the intake).
+        if dialect.closes_objects()
+            && call
+                .arguments
+                .as_text()
+                .is_some_and(|text| !text.contains("null"))
+        {
+            return Vec::new();
         }
-        crate::normalize::normalize(&spec.parameters, self.dialect(), &mut call.arguments)
+        let mut value = call.arguments.value().clone();
+        let changes = crate::normalize::normalize(&spec.parameters, dialect, &mut value);
+        if !changes.is_empty() {
+            call.arguments = CallArguments::from(value);
+        }
+        changes
+    }
+
+    /// The tool calls in a provider's response body as it came over HTTP.
+    /// A body of the provider's usual shape is read with typed structs
+    /// that visit only what a call needs (no `Value` tree), and each
+    /// call's arguments stay the JSON text they came as, so the tool reads
+    /// them with `serde_json::from_str`'s own reader; any other body is
+    /// read as [`parse_calls`](Provider::parse_calls) reads it, with the
+    /// same calls and the same errors.
+    ///
+    /// ```
+    /// use toolbox_core::provider::Provider;
+    /// let body = br#"{"choices": [{"message": {"role": "assistant", "tool_calls": [
+    ///     {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}}
+    /// ]}}]}"#;
+    /// let calls = Provider::OpenAiChat { strict: true }.parse_response(body).unwrap();
+    /// assert_eq!(calls[0].name, "get_weather");
+    /// assert_eq!(calls[0].arguments.as_text(), Some(r#"{"city":"Oslo"}"#));
+    /// assert_eq!(calls[0].arguments["city"], "Oslo");
+    /// ```
+    pub fn parse_response(self, body: &[u8]) -> Result<Vec<ToolCall>, ProviderError> {
+        if let Some(calls) = read::calls(self, body) {
+            return Ok(calls);
+        }
+        let payload: Value =
+            serde_json::from_slice(body).map_err(|error| ProviderError::Malformed {
+                provider: self.name(),
+                path: String::new(),
+                message: format!("the body is not JSON: {error}"),
+            })?;
+        self.parse_calls(&payload)
     }
 
     /// The tool calls in a provider response (the whole response body or
@@ -290,11 +337,10 @@ impl Provider {
                         let path = format!("{}[{i}]", join(base, "tool_calls"));
                         let function = reader.field(call, "function", &path)?;
                         let name = reader.string(function, "name", &format!("{path}.function"))?;
-                        let arguments = function.get("arguments").cloned().unwrap_or(Value::Null);
                         Ok(ToolCall {
                             id: call_id(call.get("id")),
                             name,
-                            arguments: take_arguments(arguments),
+                            arguments: take_arguments(function.get("arguments")),
                             extra: None,
                         })
                     })
@@ -316,9 +362,7 @@ impl Provider {
                         Ok(ToolCall {
                             id: Some(reader.string(item, "call_id", &path)?),
                             name: reader.string(item, "name", &path)?,
-                            arguments: take_arguments(
-                                item.get("arguments").cloned().unwrap_or(Value::Null),
-                            ),
+                            arguments: take_arguments(item.get("arguments")),
                             extra: None,
                         })
                     })
@@ -337,9 +381,7 @@ impl Provider {
                         Ok(ToolCall {
                             id: Some(reader.string(block, "id", &path)?),
                             name: reader.string(block, "name", &path)?,
-                            arguments: take_arguments(
-                                block.get("input").cloned().unwrap_or(Value::Null),
-                            ),
+                            arguments: take_arguments(block.get("input")),
                             extra: None,
                         })
                     })
@@ -374,9 +416,7 @@ impl Provider {
                         Ok(ToolCall {
                             id: call_id(call.get("id")),
                             name: reader.string(call, "name", &path)?,
-                            arguments: take_arguments(
-                                call.get("args").cloned().unwrap_or(Value::Null),
-                            ),
+                            arguments: take_arguments(call.get("args")),
                             extra: part
                                 .get("thoughtSignature")
                                 .map(|s| json!({"thoughtSignature": s})),
@@ -389,56 +429,102 @@ impl Provider {
                 Ok(vec![ToolCall {
                     id: call_id(payload.get("id")),
                     name: reader.string(params, "name", "params")?,
-                    arguments: take_arguments(
-                        params.get("arguments").cloned().unwrap_or(Value::Null),
-                    ),
+                    arguments: take_arguments(params.get("arguments")),
                     extra: None,
                 }])
             }
         }
     }
 
+    /// The same messages as [`result_messages`](Provider::result_messages),
+    /// as JSON text (an array) written in one pass, for a request body
+    /// built as text.
+    ///
+    /// ```
+    /// use toolbox_core::provider::Provider;
+    /// use toolbox_core::arguments::ToolCall;
+    /// use toolbox_core::ToolResponse;
+    /// let results = [(ToolCall::new("add", r#"{"a":1,"b":2}"#).with_id("call_1"), ToolResponse::text("3"))];
+    /// let provider = Provider::OpenAiChat { strict: true };
+    /// assert_eq!(
+    ///     provider.result_messages_json(&results),
+    ///     r#"[{"role":"tool","tool_call_id":"call_1","content":"3"}]"#
+    /// );
+    /// ```
+    pub fn result_messages_json<R: Answered>(self, results: &[R]) -> String {
+        write::messages(self, results).unwrap_or_else(|_| {
+            serde_json::to_string(&self.result_messages(results)).unwrap_or_default()
+        })
+    }
+
     /// The message(s) that carry results back, one result per call, in the
     /// order given. Anthropic's results come first in the next user turn;
     /// Gemini's call ids are echoed; OpenAI's `tool_call_id` / `call_id` set.
-    pub fn result_messages(self, results: &[(ToolCall, ToolResponse)]) -> Vec<Value> {
-        let id = |i: usize, call: &ToolCall| call.id.clone().unwrap_or_else(|| format!("call_{i}"));
+    ///
+    /// `results` are `(ToolCall, ToolResponse)` pairs, or the
+    /// [`CallOutcome`]s a [`TurnRunner`] returned.
+    pub fn result_messages<R: Answered>(self, results: &[R]) -> Vec<Value> {
+        let id = |i: usize, call: &ToolCall| {
+            Value::String(call.id.clone().unwrap_or_else(|| format!("call_{i}")))
+        };
         match self {
             Provider::OpenAiChat { .. } => results
                 .iter()
+                .map(Answered::parts)
                 .enumerate()
-                .map(|(i, (call, response))| json!({"role": "tool", "tool_call_id": id(i, call), "content": response.content}))
+                .map(|(i, (call, response))| {
+                    object([
+                        ("role", Value::String("tool".into())),
+                        ("tool_call_id", id(i, call)),
+                        ("content", Value::String(response.content.clone())),
+                    ])
+                })
                 .collect(),
             Provider::OpenAiResponses { .. } => results
                 .iter()
+                .map(Answered::parts)
                 .enumerate()
                 .map(|(i, (call, response))| {
-                    json!({"type": "function_call_output", "call_id": id(i, call), "output": responses_output(response)})
+                    object([
+                        ("type", Value::String("function_call_output".into())),
+                        ("call_id", id(i, call)),
+                        ("output", responses_output(response)),
+                    ])
                 })
                 .collect(),
             Provider::Anthropic { .. } => {
                 let blocks: Vec<Value> = results
                     .iter()
+                    .map(Answered::parts)
                     .enumerate()
                     .map(|(i, (call, response))| {
-                        let mut block = json!({"type": "tool_result", "tool_use_id": id(i, call), "content": anthropic_content(response)});
+                        let mut block = object([
+                            ("type", Value::String("tool_result".into())),
+                            ("tool_use_id", id(i, call)),
+                            ("content", anthropic_content(response)),
+                        ]);
                         if response.is_error {
                             block["is_error"] = Value::Bool(true);
                         }
                         block
                     })
                     .collect();
-                vec![json!({"role": "user", "content": blocks})]
+                vec![object([
+                    ("role", Value::String("user".into())),
+                    ("content", Value::Array(blocks)),
+                ])]
             }
             Provider::Gemini | Provider::GeminiLegacy => {
                 let parts: Vec<Value> = results
                     .iter()
+                    .map(Answered::parts)
                     .map(|(call, response)| {
                         let body = if response.is_error {
-                            json!({"error": response.content})
+                            object([("error", Value::String(response.content.clone()))])
                         } else {
-                            json!({"output": serde_json::from_str::<Value>(&response.content)
-                                .unwrap_or_else(|_| Value::String(response.content.clone()))})
+                            let output = serde_json::from_str::<Value>(&response.content)
+                                .unwrap_or_else(|_| Value::String(response.content.clone()));
+                            object([("output", output)])
                         };
                         let mut function_response = Map::new();
                         if let Some(id) = &call.id {
@@ -446,13 +532,17 @@ impl Provider {
                         }
                         function_response.insert("name".into(), Value::String(call.name.clone()));
                         function_response.insert("response".into(), body);
-                        json!({"functionResponse": function_response})
+                        object([("functionResponse", Value::Object(function_response))])
                     })
                     .collect();
-                vec![json!({"role": "user", "parts": parts})]
+                vec![object([
+                    ("role", Value::String("user".into())),
+                    ("parts", Value::Array(parts)),
+                ])]
             }
             Provider::Mcp => results
                 .iter()
+                .map(Answered::parts)
                 .map(|(_, response)| {
                     let content = match response.content_blocks() {
                         Some(blocks) => Value::Array(blocks.to_vec()),
@@ -461,7 +551,9 @@ impl Provider {
                     let mut result = json!({"content": content});
                     if response.is_error {
                         result["isError"] = Value::Bool(true);
-                    } else if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&response.content) {
+                    } else if let Ok(structured @ Value::Object(_)) =
+                        serde_json::from_str::<Value>(&response.content)
+                    {
                         result["structuredContent"] = structured;
                     }
                     result
@@ -483,6 +575,47 @@ fn has_image(response: &ToolResponse) -> bool {
 
 /// An Anthropic `tool_result`'s content: the text, or with images the
 /// parts as text and image blocks in order.
+/// A call with its response, as result messages are built from: a
+/// `(ToolCall, ToolResponse)` pair or a [`CallOutcome`].
+pub trait Answered {
+    /// The call.
+    fn call(&self) -> &ToolCall;
+    /// Its response.
+    fn response(&self) -> &ToolResponse;
+    /// Both.
+    fn parts(&self) -> (&ToolCall, &ToolResponse) {
+        (self.call(), self.response())
+    }
+}
+
+impl Answered for (ToolCall, ToolResponse) {
+    fn call(&self) -> &ToolCall {
+        &self.0
+    }
+    fn response(&self) -> &ToolResponse {
+        &self.1
+    }
+}
+
+impl Answered for CallOutcome {
+    fn call(&self) -> &ToolCall {
+        &self.call
+    }
+    fn response(&self) -> &ToolResponse {
+        &self.response
+    }
+}
+
+/// A JSON object of these fields, in order (`json!` would serialize each
+/// value again).
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in fields {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
 fn anthropic_content(response: &ToolResponse) -> Value {
     if !has_image(response) {
         return Value::String(response.content.clone());
@@ -529,7 +662,7 @@ pub fn gemini_model_turn(calls: &[ToolCall]) -> Value {
                 function_call.insert("id".into(), Value::String(id.clone()));
             }
             function_call.insert("name".into(), Value::String(call.name.clone()));
-            function_call.insert("args".into(), call.arguments.clone());
+            function_call.insert("args".into(), call.arguments.value().clone());
             let mut part = json!({"functionCall": function_call});
             if let Some(signature) = call.extra.as_ref().and_then(|e| e.get("thoughtSignature")) {
                 part["thoughtSignature"] = signature.clone();
@@ -584,11 +717,10 @@ fn mcp_tool(spec: &ToolSpecification, input_schema: Value) -> Value {
 
 /// Arguments as sent: objects as is, text parsed (double encoding too);
 /// unparsable text is kept so the lifecycle can answer with the reason.
-fn take_arguments(arguments: Value) -> Value {
-    match normalize_arguments(&arguments) {
-        Ok(std::borrow::Cow::Owned(normalized)) => normalized,
-        _ => arguments,
-    }
+/// A call's arguments as they came: a string as its text, anything else
+/// as a value (`null` when absent).
+fn take_arguments(arguments: Option<&Value>) -> CallArguments {
+    CallArguments::from(arguments.cloned().unwrap_or(Value::Null))
 }
 
 /// `base.key`, or `key` at the root: the one way provider paths are written.

@@ -2,6 +2,7 @@
 //! respected, an approval hook before each call, one result per call in the
 //! order of the calls.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -180,15 +181,13 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// Runs `calls` and returns one outcome per call, in order.
     pub async fn run(&self, mut calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
         let semaphore = Semaphore::new(self.limit);
-        let specs: Vec<Option<ToolSpecification>> = calls
+        // Each call's context (its id included): the one its conditions
+        // see, for its specification and when it runs.
+        let contexts: Vec<Context> = calls.iter().map(|c| call_context(c, ctx)).collect();
+        let specs: Vec<Option<Cow<'a, ToolSpecification>>> = calls
             .iter()
-            .map(|c| {
-                // In the call's own context (its id included): the one its
-                // conditions see when it runs.
-                self.toolbox
-                    .specification(&c.name, &call_context(c, ctx))
-                    .map(std::borrow::Cow::into_owned)
-            })
+            .zip(&contexts)
+            .map(|(c, ctx)| self.toolbox.specification(&c.name, ctx))
             .collect();
         if let Some(provider) = self.provider {
             for (call, spec) in calls.iter_mut().zip(&specs) {
@@ -199,43 +198,44 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 }
             }
         }
-        let mut outcomes: Vec<Option<CallOutcome>> = calls.iter().map(|_| None).collect();
+        let mut outcomes: Vec<Option<Settled>> = calls.iter().map(|_| None).collect();
         let mut batch: Vec<usize> = Vec::new();
         let allowed = calls.len().min(self.max_calls);
         for (index, call) in calls.iter().enumerate().skip(allowed) {
-            let ctx = call_context(call, ctx);
             let error = ToolError::failed(format!(
                 "too many tool calls in one turn ({}); only the first {} ran: send this call again in a later turn",
                 calls.len(),
                 self.max_calls
             ));
-            outcomes[index] = Some(self.refuse(call, error, &ctx).await);
+            outcomes[index] = Some((self.refuse(call, error, &contexts[index]).await, None));
         }
-        for index in 0..allowed {
-            if specs[index]
-                .as_ref()
-                .is_some_and(ToolSpecification::is_destructive)
-            {
-                self.run_batch(&batch, &calls, &specs, ctx, &semaphore, &mut outcomes)
-                    .await;
+        let turn = Turn {
+            calls: &calls,
+            specs: &specs,
+            contexts: &contexts,
+            semaphore: &semaphore,
+        };
+        for (index, spec) in specs.iter().enumerate().take(allowed) {
+            if spec.as_ref().is_some_and(|spec| spec.is_destructive()) {
+                self.run_batch(&batch, &turn, &mut outcomes).await;
                 batch.clear();
-                self.run_batch(&[index], &calls, &specs, ctx, &semaphore, &mut outcomes)
-                    .await;
+                self.run_batch(&[index], &turn, &mut outcomes).await;
             } else {
                 batch.push(index);
             }
         }
-        self.run_batch(&batch, &calls, &specs, ctx, &semaphore, &mut outcomes)
-            .await;
+        self.run_batch(&batch, &turn, &mut outcomes).await;
         outcomes
             .into_iter()
             .zip(calls)
             .map(|(outcome, call)| {
-                outcome.unwrap_or_else(|| CallOutcome {
-                    response: ToolResponse::error("the call was not run"),
+                let (response, pending) =
+                    outcome.unwrap_or_else(|| (ToolResponse::error("the call was not run"), None));
+                CallOutcome {
                     call,
-                    pending: None,
-                })
+                    response,
+                    pending: pending.map(|pending| *pending),
+                }
             })
             .collect()
     }
@@ -243,23 +243,60 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     async fn run_batch(
         &self,
         batch: &[usize],
-        calls: &[ToolCall],
-        specs: &[Option<ToolSpecification>],
-        ctx: &Context,
-        semaphore: &Semaphore,
-        outcomes: &mut [Option<CallOutcome>],
+        turn: &Turn<'_, 'a>,
+        outcomes: &mut [Option<Settled>],
     ) {
-        let futures: Vec<BoxFuture<'_, (usize, CallOutcome)>> = batch
-            .iter()
-            .map(|&i| -> BoxFuture<'_, (usize, CallOutcome)> {
-                Box::pin(async move {
-                    (
-                        i,
-                        self.one(&calls[i], specs[i].as_ref(), ctx, semaphore).await,
+        // Without an approval hook a call is its lifecycle alone: each is
+        // started in order under a permit and polled once, so a call that
+        // answers at once (every synchronous tool) needs no task of its
+        // own. Only the calls still running, and those past the limit
+        // (which wait for a permit), are boxed and driven together.
+        let mut futures: Vec<BoxFuture<'_, (usize, Settled)>> = Vec::new();
+        let mut waiting: &[usize] = batch;
+        if self.approval.is_none() {
+            for (at, &i) in batch.iter().enumerate() {
+                let Ok(permit) = turn.semaphore.try_acquire() else {
+                    waiting = &batch[at..];
+                    break;
+                };
+                waiting = &[];
+                let call = &turn.calls[i];
+                let mut lifecycle = crate::lifecycle::Call::new(
+                    self.toolbox,
+                    &call.name,
+                    call.arguments.as_arguments(),
+                    &turn.contexts[i],
+                    &self.handler,
+                );
+                let first =
+                    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut lifecycle).poll(cx))).await;
+                match first {
+                    Poll::Ready(response) => outcomes[i] = Some((response, None)),
+                    // `Call` is `Unpin`: it moves into the box as it is.
+                    Poll::Pending => futures.push(Box::pin(async move {
+                        let _permit = permit;
+                        (i, (lifecycle.await, None))
+                    })),
+                }
+            }
+        }
+        futures.extend(waiting.iter().map(|&i| -> BoxFuture<'_, (usize, Settled)> {
+            Box::pin(async move {
+                (
+                    i,
+                    self.one(
+                        &turn.calls[i],
+                        turn.specs[i].as_deref(),
+                        &turn.contexts[i],
+                        turn.semaphore,
                     )
-                })
+                    .await,
+                )
             })
-            .collect();
+        }));
+        if futures.is_empty() {
+            return;
+        }
         for (index, outcome) in JoinAll::new(futures).await {
             outcomes[index] = Some(outcome);
         }
@@ -275,14 +312,20 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         ctx: &Context,
     ) -> CallOutcome {
         let ctx = call_context(&pending.call, ctx);
-        self.settle(
-            &pending.call,
-            Some(&pending.specification),
-            decision,
-            &ctx,
-            None,
-        )
-        .await
+        let (response, pending_again) = self
+            .settle(
+                &pending.call,
+                Some(&pending.specification),
+                decision,
+                &ctx,
+                None,
+            )
+            .await;
+        CallOutcome {
+            call: pending.call.clone(),
+            response,
+            pending: pending_again.map(|pending| *pending),
+        }
     }
 
     async fn one(
@@ -291,23 +334,22 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         spec: Option<&ToolSpecification>,
         ctx: &Context,
         semaphore: &Semaphore,
-    ) -> CallOutcome {
-        let ctx = call_context(call, ctx);
+    ) -> Settled {
         let decision = match &self.approval {
             None => Decision::Approve,
             Some(approval) => {
                 // A call runs only after the hook approved it: a call that
                 // cannot be shown to the hook (no specification in its
                 // context) or whose arguments the tool refuses ends here.
-                let arguments = Arguments::from(&call.arguments);
+                let arguments = call.arguments.as_arguments();
                 let checked = match spec {
                     Some(spec) => self
                         .toolbox
-                        .check(&call.name, arguments, &ctx)
+                        .check(&call.name, arguments, ctx)
                         .map(|()| spec),
                     None => Err(self
                         .toolbox
-                        .check(&call.name, arguments, &ctx)
+                        .check(&call.name, arguments, ctx)
                         .err()
                         .unwrap_or_else(|| ToolError::NotAvailable {
                             name: call.name.clone(),
@@ -321,25 +363,25 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                         };
                         approval.review(request).await
                     }
-                    Err(error) => return self.refuse(call, error, &ctx).await,
+                    Err(error) => return (self.refuse(call, error, ctx).await, None),
                 }
             }
         };
-        self.settle(call, spec, decision, &ctx, Some(semaphore))
+        self.settle(call, spec, decision, ctx, Some(semaphore))
             .await
     }
 
     /// Ends a call with `error` without running it, through the lifecycle
     /// (start, then one error) like every other call.
-    async fn refuse(&self, call: &ToolCall, error: ToolError, ctx: &Context) -> CallOutcome {
-        let response = Refused::new(error)
-            .call(&call.name, &call.arguments, ctx, &self.handler)
-            .await;
-        CallOutcome {
-            call: call.clone(),
-            response,
-            pending: None,
-        }
+    async fn refuse(&self, call: &ToolCall, error: ToolError, ctx: &Context) -> ToolResponse {
+        Refused::new(error)
+            .call(
+                &call.name,
+                call.arguments.as_arguments(),
+                ctx,
+                &self.handler,
+            )
+            .await
     }
 
     async fn settle(
@@ -349,25 +391,20 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         decision: Decision,
         ctx: &Context,
         semaphore: Option<&Semaphore>,
-    ) -> CallOutcome {
-        let outcome = |response, pending| CallOutcome {
-            call: call.clone(),
-            response,
-            pending,
-        };
+    ) -> Settled {
         match (decision, spec) {
             (Decision::Reject { reason }, _) => {
                 let error = ToolError::failed(format!("the call was not approved: {reason}"));
-                self.refuse(call, error, ctx).await
+                (self.refuse(call, error, ctx).await, None)
             }
-            (Decision::Defer, Some(spec)) => outcome(
+            (Decision::Defer, Some(spec)) => (
                 ToolResponse::text(
                     "this call is waiting for approval; its result will follow in a later message",
                 ),
-                Some(PendingCall {
+                Some(Box::new(PendingCall {
                     call: call.clone(),
                     specification: spec.clone(),
-                }),
+                })),
             ),
             _ => {
                 let _permit = match semaphore {
@@ -376,12 +413,30 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 };
                 let response = self
                     .toolbox
-                    .call(&call.name, &call.arguments, ctx, &self.handler)
+                    .call(
+                        &call.name,
+                        call.arguments.as_arguments(),
+                        ctx,
+                        &self.handler,
+                    )
                     .await;
-                outcome(response, None)
+                (response, None)
             }
         }
     }
+}
+
+/// What became of one call: its response, and the call itself when it was
+/// deferred.
+/// (Boxed: most calls are not deferred, and the outcome moves.)
+type Settled = (ToolResponse, Option<Box<PendingCall>>);
+
+/// One turn's calls with what each needs to run.
+struct Turn<'t, 'a> {
+    calls: &'t [ToolCall],
+    specs: &'t [Option<Cow<'a, ToolSpecification>>],
+    contexts: &'t [Context],
+    semaphore: &'t Semaphore,
 }
 
 /// The context of one call: the turn's, with the call's id.

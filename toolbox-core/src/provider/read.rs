@@ -1,0 +1,281 @@
+//! Reading a provider's response body straight from its bytes: typed,
+//! borrowing structs that visit only the fields a tool call needs (no
+//! `Value` tree for the response), each call's arguments kept as the JSON
+//! text they came as. A body of any other shape is read by the general
+//! path ([`Provider::parse_calls`]), which gives the same calls and names
+//! what is wrong.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::Provider;
+use crate::{CallArguments, ToolCall};
+
+/// A call's arguments from their raw JSON: an object as its text (the
+/// intake's fast path), a JSON string as the text it holds; anything else
+/// as the value the general path would keep.
+fn arguments(raw: Option<&RawValue>) -> Option<CallArguments> {
+    let Some(raw) = raw else {
+        return Some(CallArguments::from(Value::Null));
+    };
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'{') => Some(CallArguments::text(text)),
+        Some(b'"') => serde_json::from_str::<String>(text)
+            .ok()
+            .map(CallArguments::text),
+        _ => serde_json::from_str::<Value>(text)
+            .ok()
+            .map(CallArguments::from),
+    }
+}
+
+/// Arguments sent as a string: its text (`null`, absent, as no arguments).
+fn text(arguments: Option<Cow<'_, str>>) -> CallArguments {
+    match arguments {
+        Some(text) => CallArguments::text(text.into_owned()),
+        None => CallArguments::from(Value::Null),
+    }
+}
+
+/// A call id as the general path reads it: a string as is, `null` or absent
+/// as none, anything else as its JSON text.
+fn id(raw: Option<&RawValue>) -> Option<Option<String>> {
+    let Some(raw) = raw else {
+        return Some(None);
+    };
+    match serde_json::from_str::<Value>(raw.get()).ok()? {
+        Value::Null => Some(None),
+        Value::String(text) => Some(Some(text)),
+        other => Some(Some(other.to_string())),
+    }
+}
+
+/// A JSON object read as `T`: derived structs also take an array of their
+/// fields, which the general path refuses.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Object(std::marker::PhantomData))
+            .map(Obj)
+    }
+}
+
+/// A field that is present, `null` included (`Option` alone reads a
+/// `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+#[derive(Deserialize)]
+struct ChatBody<'a> {
+    #[serde(borrow, default)]
+    choices: Option<Vec<Obj<ChatChoice<'a>>>>,
+}
+
+#[derive(Deserialize)]
+struct ChatChoice<'a> {
+    #[serde(borrow)]
+    message: Option<Obj<ChatMessage<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ChatMessage<'a> {
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<Obj<ChatCall<'a>>>>,
+}
+
+/// A string id (another kind is the general path's to read).
+#[derive(Deserialize)]
+struct ChatCall<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Obj<ChatFunction<'a>>,
+}
+
+/// Arguments as a string, as OpenAI sends them (another kind is the
+/// general path's to read).
+#[derive(Deserialize)]
+struct ChatFunction<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ResponsesBody<'a> {
+    #[serde(borrow)]
+    output: Vec<Obj<ResponsesItem<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ResponsesItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct AnthropicBody<'a> {
+    #[serde(borrow)]
+    content: Vec<Obj<AnthropicBlock<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct AnthropicBlock<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiBody<'a> {
+    #[serde(borrow)]
+    candidates: Vec<Obj<GeminiCandidate<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiCandidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<Obj<GeminiContent<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiContent<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<Obj<GeminiPart<'a>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiPart<'a> {
+    /// Read as a `GeminiCall` when present (a `null` one is the general
+    /// path's to name).
+    #[serde(borrow, default, deserialize_with = "present")]
+    function_call: Option<&'a RawValue>,
+    /// Kept as sent, `null` included.
+    #[serde(borrow, default, deserialize_with = "present")]
+    thought_signature: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiCall<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+}
+
+/// The calls of a body of the provider's usual shape, or `None` for the
+/// general path to read (another shape, or something it will name).
+pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
+    match provider {
+        Provider::OpenAiChat { .. } => {
+            let Obj(body): Obj<ChatBody<'_>> = serde_json::from_slice(body).ok()?;
+            let message = body.choices?.into_iter().next()?.0.message?.0;
+            message
+                .tool_calls
+                .unwrap_or_default()
+                .into_iter()
+                .map(|Obj(call)| {
+                    Some(ToolCall {
+                        id: call.id.map(Cow::into_owned),
+                        name: call.function.0.name.into_owned(),
+                        arguments: text(call.function.0.arguments),
+                        extra: None,
+                    })
+                })
+                .collect()
+        }
+        Provider::OpenAiResponses { .. } => {
+            let Obj(body): Obj<ResponsesBody<'_>> = serde_json::from_slice(body).ok()?;
+            body.output
+                .into_iter()
+                .map(|Obj(item)| item)
+                .filter(|item| item.kind.as_deref() == Some("function_call"))
+                .map(|item| {
+                    Some(ToolCall {
+                        id: Some(item.call_id?.into_owned()),
+                        name: item.name?.into_owned(),
+                        arguments: text(item.arguments),
+                        extra: None,
+                    })
+                })
+                .collect()
+        }
+        Provider::Anthropic { .. } => {
+            let Obj(body): Obj<AnthropicBody<'_>> = serde_json::from_slice(body).ok()?;
+            body.content
+                .into_iter()
+                .map(|Obj(block)| block)
+                .filter(|block| block.kind.as_deref() == Some("tool_use"))
+                .map(|block| {
+                    Some(ToolCall {
+                        id: Some(block.id?.into_owned()),
+                        name: block.name?.into_owned(),
+                        arguments: arguments(block.input)?,
+                        extra: None,
+                    })
+                })
+                .collect()
+        }
+        Provider::Gemini | Provider::GeminiLegacy => {
+            let Obj(body): Obj<GeminiBody<'_>> = serde_json::from_slice(body).ok()?;
+            let parts = body.candidates.into_iter().next()?.0.content?.0.parts?;
+            parts
+                .into_iter()
+                .filter_map(|Obj(part)| {
+                    let signature = part.thought_signature;
+                    part.function_call.map(|call| (call, signature))
+                })
+                .map(|(call, signature)| {
+                    let Obj(call): Obj<GeminiCall<'_>> = serde_json::from_str(call.get()).ok()?;
+                    let extra = match signature {
+                        Some(raw) => Some(
+                            json!({"thoughtSignature": serde_json::from_str::<Value>(raw.get()).ok()?}),
+                        ),
+                        None => None,
+                    };
+                    Some(ToolCall {
+                        id: id(call.id)?,
+                        name: call.name.into_owned(),
+                        arguments: arguments(call.args)?,
+                        extra,
+                    })
+                })
+                .collect()
+        }
+        Provider::Mcp => None,
+    }
+}
