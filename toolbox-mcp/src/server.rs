@@ -842,9 +842,7 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         auth: options.auth.clone(),
         metadata_url,
     });
-    let mut router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(guard, admit));
+    let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(auth) = options.auth {
         let document = Arc::new(auth.metadata());
         let serve = move || {
@@ -875,7 +873,8 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         let _ = tcp.set_nodelay(true);
     });
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
+        let admitted = Admitted { router, guard };
+        let _ = axum::serve(listener, axum::ServiceExt::into_make_service(admitted))
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
             .await;
     });
@@ -910,11 +909,93 @@ fn metadata_url(resource: &str) -> String {
     }
 }
 
+/// The router behind the admission checks. A request that needs none
+/// (no bearer tokens asked for, and not one that may open a session) goes
+/// to the router as it is, with no box and no middleware; the others are
+/// checked first ([`admit`]).
+#[derive(Clone)]
+struct Admitted {
+    router: axum::Router,
+    guard: Arc<Guard>,
+}
+
+/// An admitted request's answer: the router's own future, or the checks
+/// and then the router's. (The router's future stays inline: boxing it is
+/// what this type saves the common request.)
+#[allow(clippy::large_enum_variant)]
+enum Admission {
+    Direct(axum::routing::future::RouteFuture<std::convert::Infallible>),
+    Checked(
+        std::pin::Pin<
+            Box<
+                dyn std::future::Future<
+                        Output = Result<axum::response::Response, std::convert::Infallible>,
+                    > + Send,
+            >,
+        >,
+    ),
+}
+
+impl std::future::Future for Admission {
+    type Output = Result<axum::response::Response, std::convert::Infallible>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        // Both variants are `Unpin` (the router's future is, the other is a box).
+        match self.get_mut() {
+            Admission::Direct(future) => std::pin::Pin::new(future).poll(cx),
+            Admission::Checked(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl tower_service::Service<axum::extract::Request> for Admitted {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Admission;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // A router is always ready.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Admission {
+        let opens_session = request.method() == axum::http::Method::POST
+            && !request.headers().contains_key("mcp-session-id");
+        // The protected-resource metadata is public: it is how a client
+        // learns where to get a token.
+        let public = request.uri().path().starts_with("/.well-known/");
+        if public || (self.guard.auth.is_none() && !opens_session) {
+            return Admission::Direct(self.router.call(request));
+        }
+        let (guard, router) = (self.guard.clone(), self.router.clone());
+        Admission::Checked(Box::pin(async move {
+            Ok(admit(guard, router, request, opens_session).await)
+        }))
+    }
+}
+
 async fn admit(
-    axum::extract::State(guard): axum::extract::State<Arc<Guard>>,
+    guard: Arc<Guard>,
+    mut router: axum::Router,
     mut request: axum::extract::Request,
-    next: axum::middleware::Next,
+    opens_session: bool,
 ) -> axum::response::Response {
+    use tower_service::Service as _;
+    let mut next = |request| {
+        let answer = router.call(request);
+        async move {
+            match answer.await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        }
+    };
     if let Some(auth) = &guard.auth {
         let authorization = request
             .headers()
@@ -928,10 +1009,8 @@ async fn admit(
             Err(refused) => return refused,
         }
     }
-    let opens_session = request.method() == axum::http::Method::POST
-        && !request.headers().contains_key("mcp-session-id");
     if !opens_session {
-        return next.run(request).await;
+        return next(request).await;
     }
     use std::sync::atomic::Ordering;
     let opening = guard.opening.fetch_add(1, Ordering::SeqCst);
@@ -944,7 +1023,7 @@ async fn admit(
             "the server holds as many sessions as it may; try again later",
         );
     }
-    let response = next.run(request).await;
+    let response = next(request).await;
     guard.opening.fetch_sub(1, Ordering::SeqCst);
     response
 }
