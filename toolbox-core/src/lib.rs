@@ -47,10 +47,17 @@ mod lifecycle;
 mod normalize;
 pub mod provider;
 #[doc(hidden)]
-pub mod __private {
+pub mod macro_support {
     //! Support for generated code; not a public API.
     pub use crate::private::*;
 }
+
+/// The serde, serde_json and schemars the macros generate code for: derive
+/// with them (`#[derive(toolbox::serde::Deserialize, toolbox::schemars::JsonSchema)]`
+/// with `#[serde(crate = "toolbox::serde")]` and
+/// `#[schemars(crate = "toolbox::schemars")]`) to use the same versions
+/// without depending on them yourself.
+pub use {schemars, serde, serde_json};
 mod private;
 mod response;
 pub mod schema;

@@ -1,5 +1,5 @@
 //! What `#[tool_box]` / `#[tool]` generated code reaches through
-//! `::toolbox::__private`. Not a public API: it changes with the macros.
+//! `::toolbox::macro_support`. Not a public API: it changes with the macros.
 
 #![allow(missing_docs)]
 
@@ -29,7 +29,7 @@ pub use inventory;
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __toolbox_submit {
-    ($($entry:tt)*) => { $crate::__private::inventory::submit! { $($entry)* } };
+    ($($entry:tt)*) => { $crate::macro_support::inventory::submit! { $($entry)* } };
 }
 
 /// Submits nothing: the `discovery` feature is off.

@@ -46,7 +46,7 @@ pub(crate) struct Item<'a> {
 pub(crate) fn submit(item: &Item<'_>) -> TokenStream {
     let private = {
         let krate = item.krate;
-        quote!(#krate::__private)
+        quote!(#krate::macro_support)
     };
     let ty = &item.ty;
     let name = item.name;
@@ -87,7 +87,7 @@ pub(crate) fn submit(item: &Item<'_>) -> TokenStream {
 /// dialect and panics with the report, and a `#[test]` that calls it.
 pub(crate) fn check(item: &Item<'_>, checks: &Checks, ident: &str) -> TokenStream {
     let krate = item.krate;
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::macro_support);
     let ty = &item.ty;
     let build = match item.build {
         Build::Unit => quote!(#ty),

@@ -61,8 +61,8 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
         return (TokenStream::new(), quote_spanned!(ty.span()=> #ty));
     }
     let ident = args_struct_ident(tool);
-    let serde_path = format!("{krate}::__private::serde").replace(' ', "");
-    let schemars_path = format!("{krate}::__private::schemars").replace(' ', "");
+    let serde_path = format!("{krate}::serde").replace(' ', "");
+    let schemars_path = format!("{krate}::schemars").replace(' ', "");
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     for param in &tool.params {
@@ -109,7 +109,7 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
     }
     let definition = quote! {
         #(#defaults)*
-        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields)]
         #[schemars(crate = #schemars_path)]
         #[allow(non_camel_case_types, dead_code)]
@@ -149,21 +149,22 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
     );
     // Spanned on the type, so a whole-object type without a schema is
     // reported on its parameter.
-    let parameters = quote_spanned!(args_ty.span()=> #krate::__private::parameters::<#args_ty>());
+    let parameters =
+        quote_spanned!(args_ty.span()=> #krate::macro_support::parameters::<#args_ty>());
     let output = match output_type(tool) {
         Some(ty) => quote! {
-            (&&#krate::__private::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
+            (&&#krate::macro_support::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
         },
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        #krate::__private::ToolSpecification {
+        #krate::macro_support::ToolSpecification {
             name: ::std::string::String::from(#name),
             title: #title,
             description: ::std::string::String::from(#description),
             parameters: #parameters,
             output_schema: #output,
-            annotations: #krate::__private::annotations(#read_only, #destructive, #idempotent, #open_world),
+            annotations: #krate::macro_support::annotations(#read_only, #destructive, #idempotent, #open_world),
         }
     }
 }
@@ -171,7 +172,7 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
 /// One spanned bound check per argument and output type, so the error a
 /// user reads names the parameter (or the return type), not the macro.
 fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::macro_support);
     let mut checks = Vec::new();
     for param in &tool.params {
         let ty = match &param.kind {
@@ -191,7 +192,7 @@ fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
 
 /// The `match` arm that runs one tool.
 fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::macro_support);
     let name = &tool.name;
     let mut prepare = Vec::new();
     let mut call_args = Vec::new();
@@ -342,7 +343,7 @@ fn plain_output(output: &Output) -> bool {
 /// `NamedToolBox` impls, inside one `const _` block.
 pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     let krate = &target.krate;
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::macro_support);
     let self_ty = &target.self_ty;
     let generics = target.impl_generics();
     let (impl_generics, _, where_clause) = generics.split_for_impl();

@@ -12,7 +12,7 @@ use crate::expand::BoxTarget;
 /// A box that offers no tools and answers every call as unknown.
 pub(crate) fn stand_in(target: &BoxTarget) -> TokenStream {
     let krate = &target.krate;
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::macro_support);
     let self_ty = &target.self_ty;
     let generics = target.impl_generics();
     let (impl_generics, _, where_clause) = generics.split_for_impl();
