@@ -20,6 +20,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 // ---- knowledge retrieval ----
 

@@ -125,10 +125,9 @@ pub mod guide {
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        arguments::ToolCall, boxes::AlwaysTrue, boxes::TimeoutToolBox, boxes::ToolCondition,
-        tool_fn, try_tool_fn, Args, Arguments, CallId, Context, DefinitionError, DispatchFuture,
-        EmptyToolBox, Extension, FnToolBox, FromContext, MultiToolBox, NamedToolBox, ToolBox,
-        ToolBoxExt, ToolError, ToolErrorKind, ToolHandler, ToolResponse, ToolSpecification,
+        arguments::ToolCall, boxes::TimeoutToolBox, tool_fn, try_tool_fn, CallId, Context,
+        DefinitionError, FnToolBox, FromContext, MultiToolBox, ToolBox, ToolBoxExt, ToolError,
+        ToolErrorKind, ToolHandler, ToolResponse,
     };
 
     #[cfg(feature = "macros")]

@@ -9,6 +9,7 @@ use std::cell::Cell;
 
 use serde::Deserialize;
 use toolbox::prelude::*;
+use toolbox::Arguments;
 
 #[path = "../benches/tools/mod.rs"]
 mod tools;

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::Barrier;
 use toolbox::prelude::*;
+use toolbox::EmptyToolBox;
 
 #[derive(Deserialize, JsonSchema)]
 struct Job {

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolbox::prelude::*;
+use toolbox::ToolSpecification;
 use toolbox::{
     boxes::read_tape, boxes::DeferredToolBox, boxes::RecordingToolBox, boxes::ReplayToolBox,
     boxes::DEFERRED_ANSWER, ToolErrorKind,

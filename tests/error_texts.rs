@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::provider::{Decision, TurnRunner};
+use toolbox::EmptyToolBox;
+use toolbox::ToolSpecification;
 use toolbox::{boxes::DeferredToolBox, boxes::ReplayToolBox, boxes::TapeEntry};
 
 /// Temperature units.

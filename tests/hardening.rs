@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::provider::{Decision, Provider, TurnRunner};
+use toolbox::ToolSpecification;
 use toolbox::{boxes::read_tape, boxes::RecordingToolBox, boxes::ReplayToolBox};
+use toolbox::{Arguments, DispatchFuture};
 
 /// How hard to wipe.
 #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]

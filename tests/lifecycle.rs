@@ -12,6 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
+use toolbox::Arguments;
+use toolbox::ToolSpecification;
 use toolbox::{boxes::TimeoutToolBox, CancellationToken, DispatchFuture, ToolErrorKind};
 
 #[derive(Deserialize, JsonSchema)]

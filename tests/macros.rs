@@ -11,6 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
+use toolbox::Args;
+use toolbox::NamedToolBox;
 use toolbox::{ToolErrorKind, ToolSpecification};
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy, Debug, PartialEq)]

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolbox::prelude::*;
+use toolbox::EmptyToolBox;
+use toolbox::ToolSpecification;
 use toolbox::{Arguments, BoxFuture, DispatchFuture};
 
 #[derive(Deserialize, JsonSchema)]

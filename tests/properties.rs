@@ -14,6 +14,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use toolbox::prelude::*;
 use toolbox::registry::ToolKey;
+use toolbox::Arguments;
+use toolbox::ToolSpecification;
 
 /// What a call's id, name or arguments may be: usually what a provider
 /// sends (a string, argument text, an object), sometimes anything.

@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::provider::{lower, validate, Dialect, Provider};
 use toolbox::testing::{assert_schema_snapshot, check_surface, ToolHarness};
+use toolbox::EmptyToolBox;
+use toolbox::ToolSpecification;
 
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
 enum Units {

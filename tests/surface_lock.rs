@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use toolbox::prelude::*;
 use toolbox::testing::{assert_surface_lock, compare_surfaces};
 use toolbox::ToolAnnotations;
+use toolbox::ToolSpecification;
 
 fn args(schema: Value) -> ToolSpecification {
     ToolSpecification::new("t", "A tool").with_parameters(schema)

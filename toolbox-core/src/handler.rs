@@ -104,12 +104,6 @@ impl ToolHandler {
         ToolHandler::default()
     }
 
-    /// The same as [`empty`](Self::empty): one name per concept.
-    #[deprecated(since = "0.1.0", note = "use `ToolHandler::empty()`")]
-    pub fn new() -> Self {
-        ToolHandler::default()
-    }
-
     /// Adds a callback for call starts, after any already set.
     pub fn on_start(mut self, f: impl Fn(&ToolStart<'_>) + Send + Sync + 'static) -> Self {
         push(&mut self.start, Arc::new(f) as Arc<StartFn>);

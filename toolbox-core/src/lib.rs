@@ -73,9 +73,7 @@ pub(crate) use boxes::{condition, decorate};
 /// provider's message, and the limits on what is echoed back.
 pub mod arguments {
     pub use crate::args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
-    pub use crate::call::{
-        deserialize_arguments, normalize_arguments, parse_arguments, CallArguments, ToolCall,
-    };
+    pub use crate::call::{CallArguments, ToolCall};
     pub use crate::normalize::{normalize, Adjustment, Change};
 }
 

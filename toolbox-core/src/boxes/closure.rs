@@ -283,10 +283,6 @@ impl std::fmt::Debug for FnTool {
     }
 }
 
-/// The former name of [`FnToolBox`].
-#[deprecated(since = "0.1.0", note = "renamed `FnToolBox`: a box of `FnTool`s")]
-pub type ToolSet = FnToolBox;
-
 /// A box of closure tools ([`FnTool`]s from [`tool_fn`]), routed by name
 /// in O(1).
 #[derive(Clone, Debug)]

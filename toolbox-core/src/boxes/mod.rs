@@ -11,8 +11,6 @@ pub(crate) mod empty;
 pub(crate) mod multi;
 pub(crate) mod record;
 
-#[allow(deprecated)]
-pub use closure::ToolSet;
 pub use closure::{tool_fn, try_tool_fn, FnTool, FnToolBox, ToolClosure};
 pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
 pub use decorate::{with_timeout, ObservedToolBox, TimeoutToolBox};

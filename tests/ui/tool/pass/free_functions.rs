@@ -1,4 +1,5 @@
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 /// Returns the time.
 #[tool]

@@ -1,6 +1,7 @@
 // A box whose macro reports an error still has a (stand-in) `ToolBox`
 // impl: its uses compile, and the only error is the real one.
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 struct W;
 

@@ -1,4 +1,5 @@
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 trait Store: Send + Sync + 'static {}
 

@@ -1,4 +1,5 @@
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 use serde_json::json;
 

@@ -1,4 +1,5 @@
 use toolbox::prelude::*;
+use toolbox::Extension;
 
 #[derive(Clone)]
 struct Tenant(String);

@@ -1,4 +1,5 @@
 use toolbox::prelude::*;
+use toolbox::NamedToolBox;
 
 /// Orders.
 #[tool_box(name = "orders")]
