@@ -12,7 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use toolbox::mcp::{serve_http, Elicitation, McpClient, McpLog, McpMeta, McpProgress, McpServer};
+use toolbox::mcp::{serve_http, Elicitation, McpLog, McpMeta, McpPeer, McpProgress, McpServer};
 use toolbox::prelude::*;
 use toolbox::Content;
 
@@ -39,8 +39,8 @@ fn image() -> Content {
     }
 }
 
-fn client(ctx: &Context) -> Result<McpClient, ToolError> {
-    McpClient::from_context(ctx)
+fn client(ctx: &Context) -> Result<McpPeer, ToolError> {
+    McpPeer::from_context(ctx)
 }
 
 /// What the user answered, as the suite reads it.

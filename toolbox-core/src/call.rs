@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Arguments;
+use crate::args::Arguments;
 
 /// One invocation of a tool, as a provider or an MCP client sends it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

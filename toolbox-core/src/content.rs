@@ -1,7 +1,7 @@
 //! Content beyond the text a model reads: images, audio, embedded
 //! resources and resource links, in the order a tool gave them.
 //!
-//! A [`ToolResponse`](crate::ToolResponse) always carries the text the model
+//! A [`ToolResponse`](crate::response::ToolResponse) always carries the text the model
 //! reads. A tool that returns more — a chart, a recording, a file — gives
 //! [`Content`] parts: an MCP client gets them as those content blocks, in
 //! order; a provider gets what it accepts (see `docs/providers.md`), and the

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::ToolError;
+use crate::error::ToolError;
 
 /// Request-scoped data for one call: its id, the originating request the
 /// caller attached (the chat messages, say), typed extensions, and a

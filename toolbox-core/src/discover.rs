@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::ToolBox;
+use crate::toolbox::ToolBox;
 
 /// One item that registered itself.
 #[derive(Debug)]

@@ -5,11 +5,24 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use crate::lifecycle::into_response;
-use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{ToolError, ToolResponse};
+use crate::{error::ToolError, response::ToolResponse};
 
-/// What [`ToolBox::dispatch`](crate::ToolBox::dispatch) returns.
+/// A boxed, sendable future, the return type of raw dispatch.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What raw dispatch yields: the tool's response, or why it failed.
+pub type DispatchResult = Result<ToolResponse, ToolError>;
+
+/// What the model reads for a result.
+#[inline]
+pub(crate) fn into_response(result: DispatchResult) -> ToolResponse {
+    match result {
+        Ok(response) => response,
+        Err(error) => ToolResponse::error(error.model_message()),
+    }
+}
+
+/// What [`ToolBox::dispatch`](crate::toolbox::ToolBox::dispatch) returns.
 ///
 /// ```
 /// use toolbox_core::{DispatchFuture, ToolResponse};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::args::echo;
+use crate::echo::echo;
 
 /// A boxed error carried as the operator-facing cause of a [`ToolError`].
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -66,7 +66,7 @@ pub enum ToolError {
         /// The limit that was exceeded.
         after: Duration,
     },
-    /// The caller cancelled the call through its [`Context`](crate::Context).
+    /// The caller cancelled the call through its [`Context`](crate::context::Context).
     #[error("the call was cancelled")]
     Cancelled,
     /// A remote tool could not be reached (MCP).

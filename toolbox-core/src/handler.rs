@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::toolbox::DispatchResult;
-use crate::{Arguments, ToolError, ToolErrorKind, ToolResponse};
+use crate::dispatch::DispatchResult;
+use crate::{args::Arguments, error::ToolError, error::ToolErrorKind, response::ToolResponse};
 
 /// A call is about to run.
 #[derive(Debug)]
@@ -88,9 +88,9 @@ fn extend<F: ?Sized>(list: &mut Option<Arc<Vec<Arc<F>>>>, other: &Option<Arc<Vec
 /// Runs one observer with its panic caught and logged.
 fn guard(event: &str, name: &str, f: impl FnOnce()) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
-        let message = crate::lifecycle::panic_text(&*payload);
+        let message = crate::panic::panic_text(&*payload);
         tracing::error!(
-            tool = %crate::args::echo(name),
+            tool = %crate::echo::echo(name),
             event,
             panic = %message,
             "a tool call observer panicked; the call's outcome is unchanged"

@@ -38,13 +38,18 @@ pub mod boxes;
 mod call;
 mod content;
 mod context;
+mod dialect;
 pub mod discover;
 mod dispatch;
+mod echo;
 mod error;
+mod ext;
 mod finite;
 mod handler;
 mod lifecycle;
 mod normalize;
+mod panic;
+mod path;
 pub mod provider;
 #[doc(hidden)]
 pub mod macro_support {
@@ -65,15 +70,13 @@ mod spec;
 pub mod testing;
 mod toolbox;
 
-// The box files live under `boxes/`; crate-internal paths stay short.
-pub(crate) use boxes::{condition, decorate};
-
 /// Arguments as they come (a JSON value or JSON text) and their intake:
 /// the one deserializer every call goes through, the tool calls of a
 /// provider's message, and the limits on what is echoed back.
 pub mod arguments {
-    pub use crate::args::{echo, Arguments, ECHO_LIMIT, MAX_DEPTH};
+    pub use crate::args::{Arguments, MAX_DEPTH};
     pub use crate::call::{CallArguments, ToolCall};
+    pub use crate::echo::{echo, ECHO_LIMIT};
     pub use crate::normalize::{normalize, Adjustment, Change};
 }
 
@@ -81,13 +84,13 @@ pub mod arguments {
 /// one end of every call, and per-tool callbacks for frameworks that want
 /// one function per tool.
 pub mod events {
+    pub use crate::ext::ToolCallback;
     pub use crate::handler::{ToolFailure, ToolStart, ToolSuccess};
-    pub use crate::toolbox::ToolCallback;
 }
 
-/// Errors beyond [`ToolError`]: the closest-name
-/// suggestions it is built with, and the name rule every provider accepts.
-pub mod errors {
+/// Tool names: the rule every provider accepts, and the closest-name
+/// suggestions an unknown name's [`ToolError`] is built with.
+pub mod names {
     pub use crate::error::closest_names;
     pub use crate::spec::is_valid_tool_name;
 }
@@ -96,13 +99,10 @@ pub use args::Arguments;
 pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, FnToolBox, MultiToolBox};
 pub use content::{Content, EmbeddedResource};
 pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
-pub use dispatch::DispatchFuture;
+pub use dispatch::{BoxFuture, DispatchFuture, DispatchResult};
 pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
+pub use ext::ToolBoxExt;
 pub use handler::ToolHandler;
 pub use response::ToolResponse;
 pub use spec::{ToolAnnotations, ToolSpecification};
-pub use toolbox::{BoxFuture, DispatchResult, NamedToolBox, ToolBox, ToolBoxExt};
-
-// Crate-internal short paths to what moved into modules.
-pub(crate) use call::{CallArguments, ToolCall};
-pub(crate) use spec::is_valid_tool_name;
+pub use toolbox::{NamedToolBox, ToolBox};

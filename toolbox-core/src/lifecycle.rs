@@ -8,7 +8,6 @@
 //! its end in the first poll, and the future holds only what a pending call
 //! needs, so the call path stays a few words wide.
 
-use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -17,12 +16,17 @@ use std::time::Duration;
 
 use tracing::Span;
 
-use crate::args::echo;
+use crate::dispatch::into_response;
+use crate::dispatch::{BoxFuture, DispatchResult};
+use crate::echo::echo;
 use crate::handler::ToolStart;
-use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolHandler, ToolResponse};
+use crate::panic::panicked;
+use crate::{
+    args::Arguments, context::Context, dispatch::DispatchFuture, error::ToolError,
+    handler::ToolHandler, response::ToolResponse, toolbox::ToolBox,
+};
 
-/// One call through the lifecycle: what [`ToolBoxExt::call`](crate::ToolBoxExt::call)
+/// One call through the lifecycle: what [`ToolBoxExt::call`](crate::ext::ToolBoxExt::call)
 /// returns.
 ///
 /// Eight words: what a call starts from. Everything a pending call needs
@@ -194,15 +198,6 @@ impl<B: ?Sized> Call<'_, B> {
     }
 }
 
-/// What the model reads for a result.
-#[inline]
-pub(crate) fn into_response(result: DispatchResult) -> ToolResponse {
-    match result {
-        Ok(response) => response,
-        Err(error) => ToolResponse::error(error.model_message()),
-    }
-}
-
 /// One call as its observers see it: `on_start` when it begins, then
 /// exactly one end event: the result's, or `Cancelled` when the call is
 /// dropped before it finishes (a caller's timeout, a `select!`).
@@ -347,21 +342,4 @@ pub(crate) async fn guarded<B: ToolBox + ?Sized>(
 fn clock() -> &'static quanta::Clock {
     static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
     CLOCK.get_or_init(quanta::Clock::new)
-}
-
-pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> ToolError {
-    ToolError::Panicked {
-        message: panic_text(&*payload),
-    }
-}
-
-/// A panic payload's text, when it has one.
-pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    }
 }

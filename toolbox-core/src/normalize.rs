@@ -42,7 +42,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::provider::Dialect;
+use crate::dialect::Dialect;
 
 /// One change [`normalize`] made to a call's arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,7 +147,7 @@ impl<'s> Normalizer<'s> {
             let declared: Vec<&Map<String, Value>> = every()
                 .filter(|view| property(view, &key).is_some())
                 .collect();
-            let at = crate::provider::join(path, &key);
+            let at = crate::path::join(path, &key);
             if map.get(&key).is_some_and(Value::is_null) {
                 let required_by_all = views.all.iter().any(|view| requires(view, &key));
                 let optional_somewhere = declared.iter().any(|view| !requires(view, &key));

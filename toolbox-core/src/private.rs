@@ -13,11 +13,12 @@ pub use serde;
 pub use serde_json;
 pub use serde_json::Value;
 
-pub use crate::decorate::with_timeout;
-pub use crate::toolbox::DispatchResult;
+pub use crate::boxes::decorate::time_limited;
+pub use crate::dispatch::DispatchResult;
 pub use crate::{
-    Args, Arguments, BoxError, Context, DispatchFuture, FromContext, NamedToolBox, ToolAnnotations,
-    ToolBox, ToolError, ToolResponse, ToolSpecification,
+    args::Arguments, context::Args, context::Context, context::FromContext,
+    dispatch::DispatchFuture, error::BoxError, error::ToolError, response::ToolResponse,
+    spec::ToolAnnotations, spec::ToolSpecification, toolbox::NamedToolBox, toolbox::ToolBox,
 };
 
 pub use crate::discover::{last_segment, Discovered};
@@ -134,7 +135,7 @@ pub fn output_unguarded<T: serde::Serialize>(value: T) -> DispatchResult {
 pub fn guarded<T>(f: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
-        Err(payload) => Err(crate::lifecycle::panicked(payload)),
+        Err(payload) => Err(crate::panic::panicked(payload)),
     }
 }
 
@@ -142,7 +143,7 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolErr
 #[inline(always)]
 fn dropped<T>(value: T) -> Result<(), ToolError> {
     if std::mem::needs_drop::<T>() {
-        catch_unwind(AssertUnwindSafe(move || drop(value))).map_err(crate::lifecycle::panicked)
+        catch_unwind(AssertUnwindSafe(move || drop(value))).map_err(crate::panic::panicked)
     } else {
         Ok(())
     }

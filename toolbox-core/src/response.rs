@@ -8,7 +8,7 @@ use serde::ser::{Serialize, Serializer};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{Content, ToolError};
+use crate::{content::Content, error::ToolError};
 
 /// One result of a call.
 ///
@@ -176,7 +176,7 @@ impl ToolResponse {
         // A `Serialize` impl that panics is the tool's panic: caught here,
         // so a result's conversion never unwinds.
         let written = if guard {
-            catch_unwind(AssertUnwindSafe(write)).map_err(crate::lifecycle::panicked)?
+            catch_unwind(AssertUnwindSafe(write)).map_err(crate::panic::panicked)?
         } else {
             write()
         };
@@ -191,7 +191,7 @@ impl ToolResponse {
         // when a `null` was written, and refuse the result, naming the path.
         if saw_null.get() {
             let found = catch_unwind(AssertUnwindSafe(|| crate::finite::non_finite(value)))
-                .map_err(crate::lifecycle::panicked)?;
+                .map_err(crate::panic::panicked)?;
             if let Some((path, what)) = found {
                 let at = if path == "." {
                     "the result".to_owned()

@@ -107,16 +107,12 @@ pub(crate) fn describe_property(
 /// `items`, `anyOf`/`oneOf`/`allOf`, local `$ref`, numeric and length
 /// bounds); other keywords are not checked. The error names the JSON path
 /// of the first value that does not fit.
-pub fn check_arguments(
-    schema: &Value,
-    arguments: crate::Arguments<'_>,
-) -> Result<(), crate::ToolError> {
-    let arguments = arguments.to_value()?;
+pub fn check_arguments(schema: &Value, arguments: &Value) -> Result<(), crate::error::ToolError> {
     let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
     let mut path = Vec::new();
-    match fits(schema, &arguments, defs, 0, &mut path) {
+    match fits(schema, arguments, defs, 0, &mut path) {
         Ok(()) => Ok(()),
-        Err(reason) => Err(crate::ToolError::invalid_arguments(
+        Err(reason) => Err(crate::error::ToolError::invalid_arguments(
             path_text(&path),
             reason,
         )),
@@ -136,7 +132,7 @@ fn path_text(path: &[Step]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&crate::args::echo(key));
+                out.push_str(&crate::echo::echo(key));
             }
             Step::Index(index) => out.push_str(&format!("[{index}]")),
         }
@@ -153,7 +149,7 @@ fn fits(
     depth: usize,
     path: &mut Vec<Step>,
 ) -> Result<(), String> {
-    let got = || crate::args::received(value);
+    let got = || crate::echo::received(value);
     let Some(schema) = schema.as_object() else {
         return if schema == &Value::Bool(false) {
             Err("no value is allowed here".to_owned())
@@ -283,7 +279,7 @@ fn fits(
                 .filter_map(Value::as_str)
                 .find(|k| !object.contains_key(*k))
             {
-                return Err(format!("missing field `{}`", crate::args::echo(missing)));
+                return Err(format!("missing field `{}`", crate::echo::echo(missing)));
             }
         }
         for (key, field) in object {
@@ -298,12 +294,12 @@ fn fits(
                         return Err(if known.is_empty() {
                             format!(
                                 "unknown field `{}`, there are no fields",
-                                crate::args::echo(key)
+                                crate::echo::echo(key)
                             )
                         } else {
                             format!(
                                 "unknown field `{}`, expected one of {}",
-                                crate::args::echo(key),
+                                crate::echo::echo(key),
                                 known.join(", ")
                             )
                         });
@@ -316,62 +312,4 @@ fn fits(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod check_tests {
-    use super::check_arguments;
-    use crate::Arguments;
-    use serde_json::{json, Value};
-
-    fn check(arguments: Value, schema: &Value) -> Result<(), String> {
-        check_arguments(schema, Arguments::from(&arguments)).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn arguments_are_checked_against_the_schema() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer", "minimum": 0, "maximum": 255},
-                "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "maybe": {"type": ["string", "null"]}
-            },
-            "required": ["n"],
-            "additionalProperties": false,
-            "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}}
-        });
-        assert!(check(
-            json!({"n": 1, "unit": "C", "tags": ["a"], "maybe": null}),
-            &schema
-        )
-        .is_ok());
-        assert!(check(json!("{\"n\": 2}"), &schema).is_ok());
-        assert_eq!(
-            check(json!({"n": 300}), &schema).unwrap_err(),
-            "invalid arguments at `n`: got `300`, which is out of the allowed range"
-        );
-        assert_eq!(
-            check(json!({"n": 1.5}), &schema).unwrap_err(),
-            "invalid arguments at `n`: got `1.5`, expected JSON type integer"
-        );
-        assert!(
-            check(json!({"n": 1, "unit": "K"}), &schema).is_err(),
-            "not in the enum behind the ref"
-        );
-        assert_eq!(
-            check(json!({"n": 1, "tags": [1]}), &schema).unwrap_err(),
-            "invalid arguments at `tags[0]`: got `1`, expected JSON type string"
-        );
-        assert_eq!(
-            check(json!({"n": 1, "extra": true}), &schema).unwrap_err(),
-            "invalid arguments at `extra`: unknown field `extra`, expected one of `n`, `unit`, `tags`, `maybe`"
-        );
-        assert_eq!(
-            check(json!({"unit": "C"}), &schema).unwrap_err(),
-            "invalid arguments: missing field `n`"
-        );
-        assert!(check(json!([1]), &schema).is_err(), "not an object");
-    }
 }

@@ -1,30 +1,20 @@
 //! The `ToolBox` contract: implementors write raw dispatch and the schema;
-//! the public call path is [`ToolBoxExt::call`], which nobody can override.
+//! the public call path is [`ToolBoxExt::call`](crate::ToolBoxExt::call), which nobody can override.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::condition::{FilteredToolBox, ToolCondition};
-use crate::decorate::TimeoutToolBox;
-use crate::{
-    lifecycle, Arguments, Context, DispatchFuture, ToolError, ToolHandler, ToolResponse,
-    ToolSpecification,
-};
-
-/// A boxed, sendable future, the return type of raw dispatch.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// What raw dispatch yields: the tool's response, or why it failed.
-pub type DispatchResult = Result<ToolResponse, ToolError>;
+use crate::args::Arguments;
+use crate::context::Context;
+use crate::dispatch::{BoxFuture, DispatchFuture};
+use crate::error::ToolError;
+use crate::spec::ToolSpecification;
 
 /// A set of tools.
 ///
 /// Implement this for a new kind of box: list the tools and run one by name.
 /// Callers never use [`dispatch`](ToolBox::dispatch) directly; they call
-/// [`ToolBoxExt::call`], the one lifecycle every call passes (events, timing,
+/// [`ToolBoxExt::call`](crate::ToolBoxExt::call), the one lifecycle every call passes (events, timing,
 /// tracing, panic capture, serialization). Because `ToolBoxExt` has a blanket
 /// implementation, no box can replace or skip it.
 ///
@@ -104,7 +94,10 @@ pub trait ToolBox: Send + Sync {
     /// their deserializer.
     fn check(&self, name: &str, arguments: Arguments<'_>, ctx: &Context) -> Result<(), ToolError> {
         match self.specification(name, ctx) {
-            Some(spec) => crate::schema::check_arguments(&spec.parameters, arguments),
+            Some(spec) => {
+                let arguments = arguments.to_value()?;
+                crate::schema::check_arguments(&spec.parameters, &arguments)
+            }
             None if self.contains(name, ctx) => Err(ToolError::NotAvailable {
                 name: name.to_owned(),
             }),
@@ -235,122 +228,64 @@ impl<T: NamedToolBox + ?Sized> NamedToolBox for Arc<T> {
     }
 }
 
-/// The public call path of every [`ToolBox`]. Implemented for every box by a
-/// blanket implementation, so the lifecycle is final.
-pub trait ToolBoxExt: ToolBox {
-    /// Calls the tool `name` through the lifecycle: `on_start`; the raw
-    /// dispatch, which takes the arguments in (an object, JSON text, a JSON
-    /// string holding an object, or `null`), timed, traced as
-    /// `execute_tool {name}`, with panics and cancellation caught; then
-    /// exactly one of `on_success` / `on_error`, also when the call is
-    /// dropped before it finishes (`Cancelled`). Never fails: an error
-    /// becomes an error response with the model's text.
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: impl Into<Arguments<'a>>,
-        ctx: &'a Context,
-        handler: &'a ToolHandler,
-    ) -> impl Future<Output = ToolResponse> + Send + 'a {
-        lifecycle::Call::new(self, name, arguments.into(), ctx, handler)
+#[cfg(test)]
+mod check_tests {
+    use crate::args::Arguments;
+    use crate::schema::check_arguments;
+    use serde_json::{json, Value};
+
+    /// What the default `ToolBox::check` does with the arguments as sent.
+    fn check(arguments: Value, schema: &Value) -> Result<(), String> {
+        let arguments = Arguments::from(&arguments)
+            .to_value()
+            .map_err(|e| e.to_string())?;
+        check_arguments(schema, &arguments).map_err(|e| e.to_string())
     }
 
-    /// The tools as framework-neutral callbacks (name, specification, a call
-    /// taking the provider's argument string), each call passing the
-    /// lifecycle under `handler`.
-    fn callbacks(self: &Arc<Self>, handler: &ToolHandler) -> Vec<ToolCallback>
-    where
-        Self: Sized + 'static,
-    {
-        ToolCallback::all(self.clone(), handler)
-    }
-
-    /// Hides the tools a closure refuses: absent from the specifications
-    /// and refused on call without running. The closure's parameter types
-    /// need no annotations: `.filter(|spec, ctx| spec.name != "delete")`.
-    fn filter<F>(self, condition: F) -> FilteredToolBox<Self, F>
-    where
-        Self: Sized,
-        F: Fn(&ToolSpecification, &Context) -> bool + Send + Sync + 'static,
-    {
-        FilteredToolBox::new(self, condition)
-    }
-
-    /// Hides the tools a [`ToolCondition`] value refuses (a type of your
-    /// own, or [`AlwaysTrue`](crate::boxes::AlwaysTrue)); [`filter`](Self::filter)
-    /// takes closures.
-    fn filter_by<C: ToolCondition + 'static>(self, condition: C) -> FilteredToolBox<Self, C>
-    where
-        Self: Sized,
-    {
-        FilteredToolBox::new(self, condition)
-    }
-
-    /// Ends any call of this box that runs longer than `limit`.
-    fn with_timeout(self, limit: Duration) -> TimeoutToolBox<Self>
-    where
-        Self: Sized,
-    {
-        TimeoutToolBox::new(self).default_timeout(limit)
-    }
-}
-
-impl<T: ToolBox + ?Sized> ToolBoxExt for T {}
-
-/// One tool as a framework-neutral callback: what other agent frameworks
-/// accept (a name, a schema, a function from argument text to result text).
-#[derive(Clone)]
-pub struct ToolCallback {
-    specification: ToolSpecification,
-    toolbox: Arc<dyn ToolBox>,
-    handler: ToolHandler,
-}
-
-impl ToolCallback {
-    /// Callbacks for every tool `toolbox` offers in an empty context.
-    pub fn all(toolbox: Arc<dyn ToolBox>, handler: &ToolHandler) -> Vec<ToolCallback> {
-        toolbox
-            .specifications(&Context::new())
-            .into_iter()
-            .map(|specification| ToolCallback {
-                specification,
-                toolbox: toolbox.clone(),
-                handler: handler.clone(),
-            })
-            .collect()
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        &self.specification.name
-    }
-
-    /// The tool's specification.
-    pub fn specification(&self) -> &ToolSpecification {
-        &self.specification
-    }
-
-    /// Calls the tool with the provider's argument string and returns the
-    /// text the model reads (an error's model text on failure).
-    pub async fn call(&self, arguments: &str) -> String {
-        self.call_with_context(arguments, &Context::new())
-            .await
-            .content
-    }
-
-    /// Calls the tool with the provider's argument string in a context and
-    /// returns the whole response.
-    pub async fn call_with_context(&self, arguments: &str, ctx: &Context) -> ToolResponse {
-        self.toolbox
-            .call(&self.specification.name, arguments, ctx, &self.handler)
-            .await
-    }
-}
-
-impl std::fmt::Debug for ToolCallback {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCallback")
-            .field("name", &self.specification.name)
-            .finish()
+    #[test]
+    fn arguments_are_checked_against_the_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 0, "maximum": 255},
+                "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"type": ["string", "null"]}
+            },
+            "required": ["n"],
+            "additionalProperties": false,
+            "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}}
+        });
+        assert!(check(
+            json!({"n": 1, "unit": "C", "tags": ["a"], "maybe": null}),
+            &schema
+        )
+        .is_ok());
+        assert!(check(json!("{\"n\": 2}"), &schema).is_ok());
+        assert_eq!(
+            check(json!({"n": 300}), &schema).unwrap_err(),
+            "invalid arguments at `n`: got `300`, which is out of the allowed range"
+        );
+        assert_eq!(
+            check(json!({"n": 1.5}), &schema).unwrap_err(),
+            "invalid arguments at `n`: got `1.5`, expected JSON type integer"
+        );
+        assert!(
+            check(json!({"n": 1, "unit": "K"}), &schema).is_err(),
+            "not in the enum behind the ref"
+        );
+        assert_eq!(
+            check(json!({"n": 1, "tags": [1]}), &schema).unwrap_err(),
+            "invalid arguments at `tags[0]`: got `1`, expected JSON type string"
+        );
+        assert_eq!(
+            check(json!({"n": 1, "extra": true}), &schema).unwrap_err(),
+            "invalid arguments at `extra`: unknown field `extra`, expected one of `n`, `unit`, `tags`, `maybe`"
+        );
+        assert_eq!(
+            check(json!({"unit": "C"}), &schema).unwrap_err(),
+            "invalid arguments: missing field `n`"
+        );
+        assert!(check(json!([1]), &schema).is_err(), "not an object");
     }
 }

@@ -274,7 +274,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
         match &tool.args.timeout {
             Some(timeout) => {
                 let ms = timeout.millis;
-                quote!(#private::DispatchFuture::new(#private::with_timeout(#private::millis(#ms), #body)))
+                quote!(#private::DispatchFuture::new(#private::time_limited(#private::millis(#ms), #body)))
             }
             None => quote!(#private::DispatchFuture::new(#body)),
         }

@@ -7,7 +7,7 @@
 //!   per request context (conditions apply), every call through the
 //!   lifecycle, tool errors as `isError` results, the request's `_meta` in
 //!   the tool's [`Context`](toolbox_core::Context) as [`McpMeta`], the
-//!   client as [`McpClient`] (to elicit input or sample its model), logging
+//!   client as [`McpPeer`] (to elicit input or sample its model), logging
 //!   to it through [`McpLog`], progress through [`McpProgress`] both ways;
 //!   content parts beyond text (images, audio, resources) as their blocks.
 //!
@@ -35,6 +35,6 @@ pub use log::{LogLevel, McpLog};
 pub use oauth::{AuthorizeFuture, OAuth};
 pub use progress::{McpProgress, Progress};
 pub use server::{
-    serve_http, serve_http_with, serve_stdio, Elicitation, HttpServer, McpClient, McpMeta,
-    McpServer, Sample,
+    serve_http, serve_http_with, serve_stdio, Elicitation, HttpServer, McpMeta, McpPeer, McpServer,
+    Sample,
 };

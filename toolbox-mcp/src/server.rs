@@ -32,14 +32,15 @@ impl FromContext for McpMeta {
     }
 }
 
-/// The MCP client of a served call: its name and version, the protocol
+/// The peer at the other end of a served call (the MCP client that made
+/// it; [`McpToolBox`](crate::McpToolBox) is toolbox's own client): its name and version, the protocol
 /// version it negotiated, its Streamable HTTP session, and its rmcp
 /// [`Peer`] for requests back to it (roots, sampling, elicitation, where the
 /// protocol era allows them). Injectable into a tool (`#[inject] client:
-/// McpClient`); a call that did not come over MCP has none, and the tool is
+/// McpPeer`); a call that did not come over MCP has none, and the tool is
 /// told so.
 #[derive(Clone)]
-pub struct McpClient {
+pub struct McpPeer {
     peer: Peer<RoleServer>,
     session: Option<String>,
     /// In the `2026-07-28` era, the call's round of input requests
@@ -73,7 +74,7 @@ impl InputRound {
     }
 }
 
-impl McpClient {
+impl McpPeer {
     /// The client's name, as it announced itself (none in the stateless era,
     /// where clients do not introduce themselves).
     pub fn name(&self) -> Option<String> {
@@ -104,7 +105,7 @@ impl McpClient {
     /// under `key` in a `2026-07-28` round of input requests (by default,
     /// `elicitation-1`, `sampling-2`, … in the order the tool asks).
     pub fn keyed(&self, key: impl Into<String>) -> Self {
-        McpClient {
+        McpPeer {
             key: Some(key.into()),
             ..self.clone()
         }
@@ -195,10 +196,10 @@ impl McpClient {
     /// returns — so a tool asks before it changes anything.
     ///
     /// ```no_run
-    /// # use toolbox_mcp::{Elicitation, McpClient};
+    /// # use toolbox_mcp::{Elicitation, McpPeer};
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm { proceed: bool }
-    /// # async fn tool(client: McpClient) -> Result<String, toolbox_core::ToolError> {
+    /// # async fn tool(client: McpPeer) -> Result<String, toolbox_core::ToolError> {
     /// match client.elicit::<Confirm>("Delete the file?").await? {
     ///     Elicitation::Accept(Confirm { proceed: true }) => Ok("deleted".into()),
     ///     _ => Ok("kept".into()),
@@ -296,7 +297,7 @@ impl McpClient {
     }
 }
 
-/// The user's answer to [`McpClient::elicit`].
+/// The user's answer to [`McpPeer::elicit`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Elicitation<T> {
     /// The user filled the form.
@@ -307,7 +308,7 @@ pub enum Elicitation<T> {
     Cancel,
 }
 
-/// The client model's answer to [`McpClient::sample`].
+/// The client model's answer to [`McpPeer::sample`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
     /// The completion's text.
@@ -333,9 +334,9 @@ fn transport(what: &str, error: rmcp::service::ServiceError) -> ToolError {
     }
 }
 
-impl std::fmt::Debug for McpClient {
+impl std::fmt::Debug for McpPeer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpClient")
+        f.debug_struct("McpPeer")
             .field("name", &self.name())
             .field("protocol_version", &self.protocol_version())
             .field("session_id", &self.session)
@@ -343,16 +344,15 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
-impl FromContext for McpClient {
+impl FromContext for McpPeer {
     fn from_context(ctx: &Context) -> Result<Self, ToolError> {
-        ctx.extension::<McpClient>()
+        ctx.extension::<McpPeer>()
             .cloned()
             .ok_or_else(|| ToolError::Failed {
                 message: "this tool can only be called over MCP".to_owned(),
                 retryable: false,
                 source: Some(
-                    "the context has no `McpClient`: the call did not come from an MCP client"
-                        .into(),
+                    "the context has no `McpPeer`: the call did not come from an MCP client".into(),
                 ),
             })
     }
@@ -412,7 +412,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
     }
 
     /// The context of one request: its `_meta` as [`McpMeta`], the client
-    /// as [`McpClient`].
+    /// as [`McpPeer`].
     fn context(
         &self,
         meta: Map<String, Value>,
@@ -446,7 +446,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
         };
         ctx.with_extension(McpMeta(meta))
             .with_extension(log)
-            .with_extension(McpClient {
+            .with_extension(McpPeer {
                 peer: request.peer.clone(),
                 session,
                 round,

@@ -18,7 +18,7 @@ use toolbox_core::{
     tool_fn, try_tool_fn, Content, Context, FnToolBox, FromContext, ToolBox, ToolBoxExt, ToolError,
     ToolHandler, ToolResponse,
 };
-use toolbox_mcp::{Elicitation, LogLevel, McpClient, McpLog, McpServer, McpToolBox};
+use toolbox_mcp::{Elicitation, LogLevel, McpLog, McpPeer, McpServer, McpToolBox};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Person {
@@ -45,7 +45,7 @@ fn served() -> FnToolBox {
             "greet",
             "Asks the user's name",
             |_: (), ctx: Context| async move {
-                let client = McpClient::from_context(&ctx)?;
+                let client = McpPeer::from_context(&ctx)?;
                 Ok::<_, ToolError>(match client.elicit::<Person>("Who are you?").await? {
                     Elicitation::Accept(person) => format!("Hello, {}!", person.name),
                     Elicitation::Decline => "declined".to_owned(),
@@ -57,7 +57,7 @@ fn served() -> FnToolBox {
             "ask_model",
             "Asks the client's model",
             |_: (), ctx: Context| async move {
-                let sample = McpClient::from_context(&ctx)?
+                let sample = McpPeer::from_context(&ctx)?
                     .sample("Capital of France?", 50)
                     .await?;
                 Ok::<_, ToolError>(format!("{} ({})", sample.text, sample.model))
@@ -71,7 +71,7 @@ fn served() -> FnToolBox {
                     "name": {"type": "string", "default": "John Doe"},
                     "age": {"type": "integer", "default": 30}
                 }});
-                let answer = McpClient::from_context(&ctx)?
+                let answer = McpPeer::from_context(&ctx)?
                     .elicit_with_schema("Fill in", schema)
                     .await?;
                 Ok::<_, ToolError>(match answer {
@@ -84,7 +84,7 @@ fn served() -> FnToolBox {
             "who",
             "Names the client",
             |_: (), ctx: Context| async move {
-                let client = McpClient::from_context(&ctx)?;
+                let client = McpPeer::from_context(&ctx)?;
                 Ok::<_, ToolError>(format!(
                     "{} {} {}",
                     client.name().unwrap_or_default(),

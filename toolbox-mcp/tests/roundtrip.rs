@@ -483,7 +483,7 @@ fn introspective() -> impl ToolBox {
         "Names the MCP client and its roots",
         |_: (), ctx: Context| async move {
             use toolbox_core::FromContext;
-            let client = toolbox_mcp::McpClient::from_context(&ctx)?;
+            let client = toolbox_mcp::McpPeer::from_context(&ctx)?;
             #[allow(deprecated)]
             let roots = match client.peer().list_roots().await {
                 Ok(roots) => roots

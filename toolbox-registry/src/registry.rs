@@ -496,7 +496,7 @@ fn suggestions(state: &State, key: &str) -> Vec<String> {
     let wanted = ToolKey::parse(key);
     let mut out: Vec<String> = match state.by_name.get(&wanted.name) {
         Some(list) => list.iter().map(|e| e.full_key.clone()).collect(),
-        None => toolbox_core::errors::closest_names(
+        None => toolbox_core::names::closest_names(
             &wanted.name,
             state.by_name.keys().map(String::as_str),
         )
@@ -510,7 +510,7 @@ fn suggestions(state: &State, key: &str) -> Vec<String> {
 }
 
 fn check_name(name: &str, what: &str) -> Result<(), RegistryError> {
-    if toolbox_core::errors::is_valid_tool_name(name) {
+    if toolbox_core::names::is_valid_tool_name(name) {
         Ok(())
     } else {
         Err(RegistryError::InvalidName(format!(

@@ -41,7 +41,7 @@ impl ResolvedToolBox {
                 (Some(module), n) if n > 1 => format!("{module}_{}", entry.key.name),
                 _ => entry.key.name.clone(),
             };
-            if !toolbox_core::errors::is_valid_tool_name(&exposed) {
+            if !toolbox_core::names::is_valid_tool_name(&exposed) {
                 return Err(RegistryError::InvalidName(format!(
                     "`{}` would be exposed as `{exposed}`, which providers refuse (1 to 64 of a-z, A-Z, 0-9, `_` and `-`)",
                     entry.full_key

@@ -10,14 +10,14 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::decorate::with_timeout;
+use crate::boxes::decorate::time_limited;
+use crate::dispatch::DispatchFuture;
+use crate::dispatch::DispatchResult;
 use crate::schema::{arguments_schema, describe_property};
 use crate::spec::tool_name_problem;
-use crate::toolbox::DispatchResult;
-use crate::DispatchFuture;
 use crate::{
-    Arguments, BoxError, Context, DefinitionError, ToolAnnotations, ToolBox, ToolError,
-    ToolResponse, ToolSpecification,
+    args::Arguments, context::Context, error::BoxError, error::DefinitionError, error::ToolError,
+    response::ToolResponse, spec::ToolAnnotations, spec::ToolSpecification, toolbox::ToolBox,
 };
 
 /// A function a closure tool can be built from: `Fn(T) -> impl Future` or
@@ -268,7 +268,7 @@ fn unit_arguments(arguments: Arguments<'_>) -> Result<(), ToolError> {
             "",
             format!(
                 "unknown field `{}`: this tool takes no arguments",
-                crate::args::echo(key)
+                crate::echo::echo(key)
             ),
         )),
     }
@@ -371,7 +371,7 @@ impl ToolBox for FnToolBox {
                 let call = (tool.invoke)(arguments, ctx);
                 match tool.timeout {
                     None => call,
-                    Some(limit) => DispatchFuture::new(with_timeout(limit, call)),
+                    Some(limit) => DispatchFuture::new(time_limited(limit, call)),
                 }
             }
             None => {

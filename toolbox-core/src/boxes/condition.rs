@@ -2,9 +2,11 @@
 //! absent from the specifications AND refused on call: conditions are an
 //! authorization boundary, not a display hint.
 
-use crate::toolbox::BoxFuture;
-use crate::DispatchFuture;
-use crate::{Arguments, Context, ToolBox, ToolError, ToolSpecification};
+use crate::dispatch::BoxFuture;
+use crate::dispatch::DispatchFuture;
+use crate::{
+    args::Arguments, context::Context, error::ToolError, spec::ToolSpecification, toolbox::ToolBox,
+};
 
 /// Whether a tool is offered in a context.
 ///
@@ -34,7 +36,7 @@ where
 }
 
 /// A box showing only the tools its condition allows; made by
-/// [`ToolBoxExt::filter`](crate::ToolBoxExt::filter).
+/// [`ToolBoxExt::filter`](crate::ext::ToolBoxExt::filter).
 #[derive(Debug)]
 pub struct FilteredToolBox<B, C> {
     inner: B,

@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::dispatch::DispatchFuture;
+use crate::dispatch::{BoxFuture, DispatchResult};
 use crate::lifecycle::Observation;
-use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::DispatchFuture;
-use crate::{Arguments, Context, ToolBox, ToolError, ToolHandler};
+use crate::{
+    args::Arguments, context::Context, error::ToolError, handler::ToolHandler, toolbox::ToolBox,
+};
 
 /// Ends calls that run too long with [`ToolError::TimedOut`]: a box-wide
 /// default and per-tool limits (a per-tool limit wins). Needs a Tokio runtime
@@ -71,7 +73,7 @@ impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
             None => call,
             Some(limit) => match call.into_ready() {
                 Ok(done) => DispatchFuture::ready(done),
-                Err(pending) => DispatchFuture::new(with_timeout(limit, pending)),
+                Err(pending) => DispatchFuture::new(time_limited(limit, pending)),
             },
         }
     }
@@ -81,8 +83,10 @@ impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
     }
 }
 
-/// Runs `call`, failing with [`ToolError::TimedOut`] after `limit`.
-pub async fn with_timeout<F>(limit: Duration, call: F) -> DispatchResult
+/// Runs `call`, failing with [`ToolError::TimedOut`] after `limit`: the
+/// time limit of one dispatch, for boxes of your own ([`ToolBoxExt::with_timeout`](crate::ToolBoxExt::with_timeout)
+/// limits a whole box).
+pub async fn time_limited<F>(limit: Duration, call: F) -> DispatchResult
 where
     F: std::future::Future<Output = DispatchResult>,
 {

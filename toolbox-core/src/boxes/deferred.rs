@@ -3,10 +3,10 @@
 
 use std::sync::Mutex;
 
-use crate::toolbox::BoxFuture;
+use crate::dispatch::BoxFuture;
 use crate::{
-    Arguments, Context, DispatchFuture, ToolBox, ToolCall, ToolError, ToolResponse,
-    ToolSpecification,
+    args::Arguments, call::ToolCall, context::Context, dispatch::DispatchFuture, error::ToolError,
+    response::ToolResponse, spec::ToolSpecification, toolbox::ToolBox,
 };
 
 /// The text a deferred call answers with.

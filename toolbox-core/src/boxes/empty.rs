@@ -1,7 +1,9 @@
 //! The box with no tools.
 
-use crate::DispatchFuture;
-use crate::{Arguments, Context, ToolBox, ToolError, ToolSpecification};
+use crate::dispatch::DispatchFuture;
+use crate::{
+    args::Arguments, context::Context, error::ToolError, spec::ToolSpecification, toolbox::ToolBox,
+};
 
 /// A box with no tools: the default when an agent should call nothing.
 /// Every call is an unknown tool.

@@ -13,7 +13,7 @@ pub(crate) mod record;
 
 pub use closure::{tool_fn, try_tool_fn, FnTool, FnToolBox, ToolClosure};
 pub use condition::{AlwaysTrue, FilteredToolBox, ToolCondition};
-pub use decorate::{with_timeout, ObservedToolBox, TimeoutToolBox};
+pub use decorate::{time_limited, ObservedToolBox, TimeoutToolBox};
 pub use deferred::{DeferredToolBox, DEFERRED_ANSWER};
 pub use empty::EmptyToolBox;
 pub use multi::{MultiToolBox, MultiToolBoxBuilder};

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::dispatch::BoxFuture;
+use crate::dispatch::DispatchFuture;
 use crate::spec::tool_name_problem;
-use crate::toolbox::BoxFuture;
-use crate::DispatchFuture;
 use crate::{
-    Arguments, Context, DefinitionError, NamedToolBox, ToolBox, ToolError, ToolSpecification,
+    args::Arguments, context::Context, error::DefinitionError, error::ToolError,
+    spec::ToolSpecification, toolbox::NamedToolBox, toolbox::ToolBox,
 };
 use rustc_hash::FxHashMap;
 

@@ -9,8 +9,11 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::toolbox::{BoxFuture, DispatchResult};
-use crate::{Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolErrorKind, ToolResponse};
+use crate::dispatch::{BoxFuture, DispatchResult};
+use crate::{
+    args::Arguments, context::Context, dispatch::DispatchFuture, error::ToolError,
+    error::ToolErrorKind, response::ToolResponse, toolbox::ToolBox,
+};
 
 /// The largest tape line written or read (16 MiB). A bigger entry is
 /// recorded with its arguments and response replaced by a note saying so;

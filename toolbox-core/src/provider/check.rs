@@ -6,11 +6,19 @@ use serde_json::{Map, Value};
 
 use super::rules::{gemini_parameter_format, is_gemini_parameter_name};
 use super::walk;
-use super::{join, Dialect};
+use crate::dialect::Dialect;
+use crate::path::join;
 
-/// One rule a schema breaks.
+/// One rule a schema or a tool surface breaks: what [`validate`] finds in
+/// one schema, and what [`check_surface`](crate::testing::check_surface)
+/// finds in a box's tools.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
+    /// The tool's name when a box's tools were checked; empty when one
+    /// schema was (and for a limit the tools break together). Not
+    /// serialized when empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tool: String,
     /// Where: the argument path (`filters.tags[]`), a keyword under it
     /// (`filters.additionalProperties`), or `$defs.Name…`; empty for the root.
     pub path: String,
@@ -107,6 +115,7 @@ impl Checker {
 
     fn flag(&mut self, path: &str, rule: impl Into<String>) {
         self.violations.push(Violation {
+            tool: String::new(),
             path: path.to_owned(),
             rule: rule.into(),
         });
@@ -401,7 +410,7 @@ pub fn name_problem(name: &str, dialect: Dialect) -> Option<String> {
             "MCP: 1 to 128 of A-Z, a-z, 0-9, `_`, `-` and `.`",
         ),
         _ => (
-            crate::is_valid_tool_name(name),
+            crate::spec::is_valid_tool_name(name),
             "1 to 64 of a-z, A-Z, 0-9, `_` and `-`",
         ),
     };

@@ -8,7 +8,8 @@ use serde_json::{json, Map, Value};
 
 use super::rules::{gemini_parameter_format, is_gemini_parameter_name, Fix};
 use super::walk::{self, def_name, Edge};
-use super::{join, Dialect};
+use crate::dialect::Dialect;
+use crate::path::join;
 
 /// Why a schema cannot be expressed in a dialect.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -35,6 +35,7 @@ mod turn;
 pub(crate) mod walk;
 mod write;
 
+pub use crate::dialect::Dialect;
 pub use check::{
     name_problem, request_limits, validate, validate_request, RequestLimits, Violation,
     ANTHROPIC_STRICT_LIMITS,
@@ -46,59 +47,9 @@ pub use turn::{
 
 use serde_json::{json, Map, Value};
 
-use crate::{CallArguments, ToolCall, ToolResponse, ToolSpecification};
+use crate::path::join;
 
-/// A schema dialect: the JSON Schema subset a provider accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// OpenAI Structured Outputs (`strict: true`).
-    OpenAiStrict,
-    /// OpenAI without strict mode.
-    OpenAi,
-    /// Anthropic strict tool use.
-    AnthropicStrict,
-    /// Anthropic `input_schema` without strict mode.
-    Anthropic,
-    /// Gemini `parametersJsonSchema`.
-    GeminiJsonSchema,
-    /// Gemini's legacy `parameters` (an OpenAPI 3.0 subset).
-    GeminiParameters,
-    /// MCP `inputSchema` (JSON Schema 2020-12).
-    Mcp,
-}
-
-impl Dialect {
-    /// Every dialect.
-    pub const ALL: [Dialect; 7] = [
-        Dialect::OpenAiStrict,
-        Dialect::OpenAi,
-        Dialect::AnthropicStrict,
-        Dialect::Anthropic,
-        Dialect::GeminiJsonSchema,
-        Dialect::GeminiParameters,
-        Dialect::Mcp,
-    ];
-
-    /// Whether the dialect can close an object (`additionalProperties:
-    /// false`); where it cannot, a model may add keys the tool never
-    /// declared, and [`normalize`](crate::arguments::normalize) drops them.
-    pub fn closes_objects(self) -> bool {
-        self != Dialect::GeminiParameters
-    }
-
-    /// A readable name.
-    pub fn label(self) -> &'static str {
-        match self {
-            Dialect::OpenAiStrict => "OpenAI strict mode",
-            Dialect::OpenAi => "OpenAI",
-            Dialect::AnthropicStrict => "Anthropic strict tool use",
-            Dialect::Anthropic => "Anthropic",
-            Dialect::GeminiJsonSchema => "Gemini `parametersJsonSchema`",
-            Dialect::GeminiParameters => "Gemini `parameters`",
-            Dialect::Mcp => "MCP",
-        }
-    }
-}
+use crate::{call::CallArguments, call::ToolCall, response::ToolResponse, spec::ToolSpecification};
 
 /// A provider API and its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,7 +209,7 @@ impl Provider {
         self,
         call: &mut ToolCall,
         spec: &ToolSpecification,
-    ) -> Vec<crate::arguments::Adjustment> {
+    ) -> Vec<crate::normalize::Adjustment> {
         let dialect = self.dialect();
         // Under a dialect that closes objects the only thing to undo is a
         // `null` for an absent property: text without one stays text (the
@@ -624,7 +575,7 @@ fn anthropic_content(response: &ToolResponse) -> Value {
         .parts()
         .into_iter()
         .map(|part| match part {
-            crate::Content::Image { data, mime_type } => json!({"type": "image",
+            crate::content::Content::Image { data, mime_type } => json!({"type": "image",
                 "source": {"type": "base64", "media_type": mime_type, "data": data}}),
             other => json!({"type": "text", "text": other.as_model_text()}),
         })
@@ -642,7 +593,7 @@ fn responses_output(response: &ToolResponse) -> Value {
         .parts()
         .into_iter()
         .map(|part| match part {
-            crate::Content::Image { data, mime_type } => {
+            crate::content::Content::Image { data, mime_type } => {
                 json!({"type": "input_image", "image_url": format!("data:{mime_type};base64,{data}")})
             }
             other => json!({"type": "input_text", "text": other.as_model_text()}),
@@ -721,15 +672,6 @@ fn mcp_tool(spec: &ToolSpecification, input_schema: Value) -> Value {
 /// as a value (`null` when absent).
 fn take_arguments(arguments: Option<&Value>) -> CallArguments {
     CallArguments::from(arguments.cloned().unwrap_or(Value::Null))
-}
-
-/// `base.key`, or `key` at the root: the one way provider paths are written.
-pub(crate) fn join(base: &str, key: &str) -> String {
-    if base.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{base}.{key}")
-    }
 }
 
 struct Reader {

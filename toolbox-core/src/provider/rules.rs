@@ -2,7 +2,7 @@
 //! checks, so the two cannot disagree: what lowering refuses, drops,
 //! renames or moves into the description is exactly what validation flags.
 
-use super::Dialect;
+use crate::dialect::Dialect;
 
 /// What a dialect does with a keyword it does not take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,8 +13,9 @@ use tokio::sync::Semaphore;
 
 use super::Provider;
 use crate::{
-    Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolCall, ToolError,
-    ToolHandler, ToolResponse, ToolSpecification,
+    args::Arguments, call::ToolCall, context::Context, dispatch::BoxFuture,
+    dispatch::DispatchFuture, error::ToolError, ext::ToolBoxExt, handler::ToolHandler,
+    response::ToolResponse, spec::ToolSpecification, toolbox::ToolBox,
 };
 
 /// What the approval hook is asked about: the call (its arguments already

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::join;
+use crate::path::join;
 
 /// How a child schema hangs off its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -34,7 +34,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::provider::walk;
-use crate::{ToolAnnotations, ToolSpecification};
+use crate::{spec::ToolAnnotations, spec::ToolSpecification};
 
 /// Whether a change can break a client that worked before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -28,30 +28,20 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::provider::{lower, name_problem, validate, validate_request, Provider};
-use crate::{Context, ToolBox, ToolBoxExt, ToolHandler, ToolResponse};
-
-/// One problem of a tool surface.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SurfaceViolation {
-    /// The tool's name; empty for a limit the tools break together (a
-    /// provider's limit on one request).
-    pub tool: String,
-    /// Where in its argument schema, empty for the tool itself.
-    pub path: String,
-    /// What the provider would refuse.
-    pub rule: String,
-}
+use crate::provider::{lower, name_problem, validate, validate_request, Provider, Violation};
+use crate::{
+    context::Context, ext::ToolBoxExt, handler::ToolHandler, response::ToolResponse,
+    toolbox::ToolBox,
+};
 
 /// The result of [`check_surface`]: every problem, readable.
 #[derive(Clone, Debug)]
 pub struct SurfaceReport {
     provider: Provider,
     tools: usize,
-    violations: Vec<SurfaceViolation>,
+    violations: Vec<Violation>,
 }
 
 impl SurfaceReport {
@@ -61,7 +51,7 @@ impl SurfaceReport {
     }
 
     /// Every problem found.
-    pub fn violations(&self) -> &[SurfaceViolation] {
+    pub fn violations(&self) -> &[Violation] {
         &self.violations
     }
 
@@ -116,7 +106,7 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {
         let mut flag = |path: String, rule: String| {
-            violations.push(SurfaceViolation {
+            violations.push(Violation {
                 tool: spec.name.clone(),
                 path,
                 rule,
@@ -145,7 +135,7 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
         }
     }
     for problem in validate_request(&lowered, dialect) {
-        violations.push(SurfaceViolation {
+        violations.push(Violation {
             tool: String::new(),
             path: String::new(),
             rule: problem,
@@ -338,7 +328,7 @@ fn surface_lock<B: ToolBox + ?Sized>(
         write_file(path, &actual);
         return Ok(());
     }
-    let old: Vec<crate::ToolSpecification> = serde_json::from_str::<Value>(&locked)
+    let old: Vec<crate::spec::ToolSpecification> = serde_json::from_str::<Value>(&locked)
         .ok()
         .and_then(|v| serde_json::from_value(v.get("tools")?.clone()).ok())
         .ok_or_else(|| {
@@ -424,7 +414,7 @@ fn push(events: &Mutex<Vec<String>>, event: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{tool_fn, FnToolBox};
+    use crate::{boxes::tool_fn, boxes::FnToolBox};
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]
