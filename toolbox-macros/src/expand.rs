@@ -413,6 +413,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
 
             #cache
 
+            #[automatically_derived]
             impl #impl_generics #private::ToolBox for #self_ty #where_clause {
                 fn specifications(&self, _ctx: &#private::Context) -> ::std::vec::Vec<#private::ToolSpecification> {
                     #list
@@ -460,6 +461,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
                 }
             }
 
+            #[automatically_derived]
             impl #impl_generics #private::NamedToolBox for #self_ty #where_clause {
                 fn box_name(&self) -> &str {
                     #box_name

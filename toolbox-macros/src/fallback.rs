@@ -20,6 +20,7 @@ pub(crate) fn stand_in(target: &BoxTarget) -> TokenStream {
     quote! {
         #[allow(clippy::all, unused_qualifications)]
         const _: () = {
+            #[automatically_derived]
             impl #impl_generics #private::ToolBox for #self_ty #where_clause {
                 fn specifications(&self, _: &#private::Context) -> ::std::vec::Vec<#private::ToolSpecification> {
                     ::std::vec::Vec::new()
@@ -35,6 +36,7 @@ pub(crate) fn stand_in(target: &BoxTarget) -> TokenStream {
                 }
             }
 
+            #[automatically_derived]
             impl #impl_generics #private::NamedToolBox for #self_ty #where_clause {
                 fn box_name(&self) -> &str {
                     #name
