@@ -33,6 +33,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::path::join;
 use crate::provider::walk;
 use crate::{spec::ToolAnnotations, spec::ToolSpecification};
 
@@ -344,14 +345,6 @@ fn covers(set: &BTreeSet<String>, t: &str) -> bool {
 
 fn closed(node: &Map<String, Value>) -> bool {
     node.get("additionalProperties") == Some(&Value::Bool(false))
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 impl Walk<'_, '_> {
