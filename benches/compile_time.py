@@ -141,10 +141,6 @@ def write(path, text):
         path.write_text(text)
 
 
-def build(crate, env):
-    subprocess.run(["cargo", "build", "-q", "-p", crate], cwd=WORK, env=env, check=True)
-
-
 def free_crate():
     functions = []
     for i in range(TOOLS):
