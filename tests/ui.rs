@@ -53,3 +53,26 @@ fn ui() {
         }
     }
 }
+
+/// A user never reads a private path: no snapshot names `__private`
+/// (ours or serde's), whichever rule it shows.
+#[test]
+fn no_diagnostic_names_a_private_path() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for group in ["tests/ui/tool_box/fail", "tests/ui/tool/fail"] {
+        for entry in std::fs::read_dir(dir.join(group)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "stderr") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    !text.contains("__private"),
+                    "{} names a private path",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} snapshots found");
+}

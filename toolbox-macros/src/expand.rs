@@ -65,6 +65,7 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
     let schemars_path = format!("{krate}::schemars").replace(' ', "");
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
+    let mut bounds = Vec::new();
     for param in &tool.params {
         let ParamKind::Arg {
             rename,
@@ -105,12 +106,18 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
             }
             None => {}
         }
+        bounds.push(format!("{}: {serde_path}::Deserialize<'de>", quote!(#ty)));
         fields.push(quote_spanned! {ty.span()=> #(#attrs)* #field: #ty });
     }
+    // Each parameter type's `Deserialize` is a bound of the derived impl:
+    // where a type has none, the impl does not apply and its body is not
+    // checked, so the missing impl is reported once, at the parameter, in
+    // our words (`assert_argument`), not again inside serde's generated code.
+    let bounds = bounds.join(", ");
     let definition = quote! {
         #(#defaults)*
         #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
-        #[serde(crate = #serde_path, deny_unknown_fields)]
+        #[serde(crate = #serde_path, deny_unknown_fields, bound(deserialize = #bounds))]
         #[schemars(crate = #schemars_path)]
         #[allow(non_camel_case_types, dead_code)]
         struct #ident { #(#fields,)* }
