@@ -14,7 +14,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::provider::{Provider, TurnRunner};
+use toolbox::{provider::Provider, turn::TurnRunner};
 
 /// Counts allocations, to report how many one turn makes.
 struct Counting;

@@ -13,7 +13,7 @@
 
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::provider::{Provider, TurnRunner};
+use toolbox::{provider::Provider, turn::TurnRunner};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct City {

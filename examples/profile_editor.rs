@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::provider::{Provider, TurnRunner};
+use toolbox::{provider::Provider, turn::TurnRunner};
 
 /// The profile being edited.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::provider::{Provider, TurnRunner};
+use toolbox::{provider::Provider, turn::TurnRunner};
 
 // ---- 1. closure tools ----
 

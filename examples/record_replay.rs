@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 use toolbox::boxes::{read_tape, RecordingToolBox, ReplayToolBox};
 use toolbox::prelude::*;
-use toolbox::provider::{Provider, TurnRunner};
+use toolbox::{provider::Provider, turn::TurnRunner};
 
 /// Orders; counts how often a tool really ran.
 struct Orders {

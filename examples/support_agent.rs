@@ -14,7 +14,10 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::provider::{Decision, Provider, TurnRunner};
+use toolbox::{
+    provider::Provider,
+    turn::{Decision, TurnRunner},
+};
 use toolbox_mcp::{serve_http, McpServer, McpToolBox};
 
 #[derive(Serialize, schemars::JsonSchema)]

@@ -101,6 +101,8 @@ pub mod guide {
     pub mod lifecycle {}
     #[doc = include_str!("../docs/boxes.md")]
     pub mod boxes {}
+    #[doc = include_str!("../docs/context.md")]
+    pub mod context {}
     #[doc = include_str!("../docs/macros.md")]
     pub mod macros {}
     #[doc = include_str!("../docs/errors.md")]
@@ -125,7 +127,7 @@ pub mod guide {
 /// The names most programs need: `use toolbox::prelude::*;`.
 pub mod prelude {
     pub use toolbox_core::{
-        arguments::ToolCall, boxes::TimeoutToolBox, tool_fn, try_tool_fn, CallId, Context,
+        args::ToolCall, boxes::TimeoutToolBox, tool_fn, try_tool_fn, CallId, Context,
         DefinitionError, FnToolBox, FromContext, MultiToolBox, ToolBox, ToolBoxExt, ToolError,
         ToolErrorKind, ToolHandler, ToolResponse,
     };

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::provider::{Decision, TurnRunner};
+use toolbox::turn::{Decision, TurnRunner};
 use toolbox::EmptyToolBox;
 use toolbox::ToolSpecification;
 use toolbox::{boxes::DeferredToolBox, boxes::ReplayToolBox, boxes::TapeEntry};

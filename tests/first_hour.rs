@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::provider::{Decision, TurnRunner};
+use toolbox::turn::{Decision, TurnRunner};
 
 struct Notes;
 

@@ -14,9 +14,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolbox::prelude::*;
-use toolbox::provider::{Decision, Provider, TurnRunner};
 use toolbox::ToolSpecification;
 use toolbox::{boxes::read_tape, boxes::RecordingToolBox, boxes::ReplayToolBox};
+use toolbox::{
+    provider::Provider,
+    turn::{Decision, TurnRunner},
+};
 use toolbox::{Arguments, DispatchFuture};
 
 /// How hard to wipe.

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbox::provider::{gemini_model_turn, lower, Dialect, Provider, ProviderError};
-use toolbox::{arguments::ToolCall, ToolAnnotations, ToolResponse, ToolSpecification};
+use toolbox::{args::ToolCall, ToolAnnotations, ToolResponse, ToolSpecification};
 
 mod common;
 
@@ -343,7 +343,7 @@ fn an_image_result_lowers_to_what_each_provider_takes() {
         Content::text("The chart:"),
         Content::image([1u8, 2, 3], "image/png"),
     ]);
-    let call = toolbox::arguments::ToolCall::new("chart", json!({})).with_id("c1");
+    let call = toolbox::args::ToolCall::new("chart", json!({})).with_id("c1");
     let pair = [(call, response)];
     let anthropic = Provider::Anthropic { strict: false }.result_messages(&pair);
     assert_eq!(

@@ -17,8 +17,11 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use toolbox::arguments::{normalize, ToolCall};
-use toolbox::provider::{lower, Dialect, Provider, TurnRunner};
+use toolbox::args::{normalize, ToolCall};
+use toolbox::{
+    provider::{lower, Dialect, Provider},
+    turn::TurnRunner,
+};
 use toolbox::{tool_fn, Context, FnToolBox, ToolSpecification};
 
 /// The dialects that change a schema, and a provider that speaks each.
@@ -1081,7 +1084,7 @@ async fn runs_with_the_default<B: toolbox::ToolBox>(tools: &B) {
     let calls = provider.parse_calls(&payload).expect("parses");
     let outcomes = TurnRunner::new(tools)
         .provider(provider)
-        .approval(|_| async { toolbox::provider::Decision::Approve })
+        .approval(|_| async { toolbox::turn::Decision::Approve })
         .run(calls, &Context::new())
         .await;
     assert_eq!(outcomes[0].response.content, "q:10");

@@ -10,7 +10,10 @@ use std::time::Duration;
 use common::Counts;
 use serde_json::json;
 use toolbox::prelude::*;
-use toolbox::provider::{Decision, PendingCall, Provider, TurnRunner};
+use toolbox::{
+    provider::Provider,
+    turn::{Decision, PendingCall, TurnRunner},
+};
 
 /// Tracks how many calls run at once.
 #[derive(Default)]
@@ -188,7 +191,7 @@ async fn the_approval_hook_approves_rejects_or_defers() {
     let (ops, gauge, _) = ops();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
-    let approval = move |request: toolbox::provider::ApprovalRequest| {
+    let approval = move |request: toolbox::turn::ApprovalRequest| {
         record.lock().unwrap().push((
             request.call.name.clone(),
             request.read_only(),

@@ -35,7 +35,7 @@ impl Dialect {
 
     /// Whether the dialect can close an object (`additionalProperties:
     /// false`); where it cannot, a model may add keys the tool never
-    /// declared, and [`normalize`](crate::arguments::normalize) drops them.
+    /// declared, and [`normalize`](crate::args::normalize) drops them.
     pub fn closes_objects(self) -> bool {
         self != Dialect::GeminiParameters
     }

@@ -33,9 +33,8 @@
 //! # }).unwrap();
 //! ```
 
-mod args;
+pub mod args;
 pub mod boxes;
-mod call;
 mod content;
 mod context;
 mod dialect;
@@ -47,7 +46,6 @@ mod ext;
 mod finite;
 mod handler;
 mod lifecycle;
-mod normalize;
 mod panic;
 mod path;
 pub mod provider;
@@ -69,16 +67,7 @@ pub mod schema;
 mod spec;
 pub mod testing;
 mod toolbox;
-
-/// Arguments as they come (a JSON value or JSON text) and their intake:
-/// the one deserializer every call goes through, the tool calls of a
-/// provider's message, and the limits on what is echoed back.
-pub mod arguments {
-    pub use crate::args::{Arguments, MAX_DEPTH};
-    pub use crate::call::{CallArguments, ToolCall};
-    pub use crate::echo::{echo, ECHO_LIMIT};
-    pub use crate::normalize::{normalize, Adjustment, Change};
-}
+pub mod turn;
 
 /// What a [`ToolHandler`] observes: the start and the
 /// one end of every call, and per-tool callbacks for frameworks that want
@@ -95,10 +84,10 @@ pub mod names {
     pub use crate::spec::is_valid_tool_name;
 }
 
-pub use args::Arguments;
+pub use args::{Args, Arguments};
 pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, FnToolBox, MultiToolBox};
 pub use content::{Content, EmbeddedResource};
-pub use context::{Args, CallId, CancellationToken, Context, Extension, FromContext};
+pub use context::{CallId, CancellationToken, Context, Extension, FromContext};
 pub use dispatch::{BoxFuture, DispatchFuture, DispatchResult};
 pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
 pub use ext::ToolBoxExt;

@@ -1,11 +1,140 @@
 //! JSON paths as errors and reports write them.
 
-/// `base.key`, or `key` at the root: the one way provider and lock paths
-/// are written.
+use std::fmt;
+
+use crate::echo::echo;
+
+/// Where in a call's arguments something is, written the one way every
+/// error of toolbox's writes it: `filters.tags[1]` (keys joined by `.`,
+/// escaped and cut as [`echo`](crate::args::echo) does, indices in
+/// brackets), `?` for a step that cannot be named, and the empty path for
+/// the arguments as a whole.
+///
+/// ```
+/// use toolbox_core::args::JsonPath;
+///
+/// let mut path = JsonPath::root();
+/// path.push_key("filters");
+/// path.push_key("tags");
+/// path.push_index(1);
+/// assert_eq!(path.to_string(), "filters.tags[1]");
+/// assert_eq!(JsonPath::from_pointer("/filters/tags/1"), path);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JsonPath {
+    steps: Vec<Step>,
+}
+
+/// One step of a [`JsonPath`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// An object's property.
+    Key(String),
+    /// An array's item.
+    Index(usize),
+    /// A step that cannot be named (a key that is not a string).
+    Unknown,
+}
+
+impl JsonPath {
+    /// The arguments as a whole.
+    pub fn root() -> Self {
+        JsonPath::default()
+    }
+
+    /// A JSON Pointer (`/filters/tags/1`, RFC 6901) as a path: a token of
+    /// digits is an index.
+    pub fn from_pointer(pointer: &str) -> Self {
+        let mut path = JsonPath::root();
+        for token in pointer.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            match token.parse::<usize>() {
+                Ok(index) if token.bytes().all(|b| b.is_ascii_digit()) => path.push_index(index),
+                _ => path.push_key(token),
+            }
+        }
+        path
+    }
+
+    /// Steps into an object's property.
+    pub fn push_key(&mut self, key: impl Into<String>) {
+        self.steps.push(Step::Key(key.into()));
+    }
+
+    /// Steps into an array's item.
+    pub fn push_index(&mut self, index: usize) {
+        self.steps.push(Step::Index(index));
+    }
+
+    /// Steps somewhere that cannot be named.
+    pub fn push_unknown(&mut self) {
+        self.steps.push(Step::Unknown);
+    }
+
+    /// Steps back out, returning the step left.
+    pub fn pop(&mut self) -> Option<Step> {
+        self.steps.pop()
+    }
+
+    /// The steps, outermost first.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// Whether this is the arguments as a whole.
+    pub fn is_root(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+impl fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.steps.iter().enumerate() {
+            let dot = if i == 0 { "" } else { "." };
+            match step {
+                Step::Key(key) => write!(f, "{dot}{}", echo(key))?,
+                Step::Index(index) => write!(f, "[{index}]")?,
+                Step::Unknown => write!(f, "{dot}?")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `base.key`, or `key` at the root: how schema locations (a provider
+/// report's, a lock's) are written; they name schema keywords, which are
+/// never escaped.
 pub(crate) fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_owned()
     } else {
         format!("{base}.{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_written_one_way() {
+        let mut path = JsonPath::root();
+        assert_eq!(path.to_string(), "");
+        path.push_index(0);
+        path.push_key("a b");
+        path.push_unknown();
+        path.push_key("line\nbreak");
+        assert_eq!(path.to_string(), "[0].a b.?.line\\nbreak");
+        assert_eq!(
+            JsonPath::from_pointer("/a~1b/0/~0/12x"),
+            JsonPath {
+                steps: vec![
+                    Step::Key("a/b".into()),
+                    Step::Index(0),
+                    Step::Key("~".into()),
+                    Step::Key("12x".into()),
+                ]
+            }
+        );
     }
 }

@@ -16,9 +16,9 @@ pub use serde_json::Value;
 pub use crate::boxes::decorate::time_limited;
 pub use crate::dispatch::DispatchResult;
 pub use crate::{
-    args::Arguments, context::Args, context::Context, context::FromContext,
-    dispatch::DispatchFuture, error::BoxError, error::ToolError, response::ToolResponse,
-    spec::ToolAnnotations, spec::ToolSpecification, toolbox::NamedToolBox, toolbox::ToolBox,
+    args::Args, args::Arguments, context::Context, context::FromContext, dispatch::DispatchFuture,
+    error::BoxError, error::ToolError, response::ToolResponse, spec::ToolAnnotations,
+    spec::ToolSpecification, toolbox::NamedToolBox, toolbox::ToolBox,
 };
 
 pub use crate::discover::{last_segment, Discovered};

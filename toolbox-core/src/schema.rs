@@ -4,6 +4,8 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+use crate::path::JsonPath;
+
 /// The argument schema of a tool whose arguments deserialize into `T`:
 /// draft 2020-12, without `$schema` and `title` (noise to a model). `()`
 /// gives an empty object. Fails when `T` is not an object.
@@ -109,35 +111,14 @@ pub(crate) fn describe_property(
 /// of the first value that does not fit.
 pub fn check_arguments(schema: &Value, arguments: &Value) -> Result<(), crate::error::ToolError> {
     let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
-    let mut path = Vec::new();
+    let mut path = JsonPath::root();
     match fits(schema, arguments, defs, 0, &mut path) {
         Ok(()) => Ok(()),
         Err(reason) => Err(crate::error::ToolError::invalid_arguments(
-            path_text(&path),
+            path.to_string(),
             reason,
         )),
     }
-}
-
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
-fn path_text(path: &[Step]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            Step::Key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&crate::echo::echo(key));
-            }
-            Step::Index(index) => out.push_str(&format!("[{index}]")),
-        }
-    }
-    out
 }
 
 /// `Ok` when `value` fits `schema`; else why not, with `path` left at the
@@ -147,7 +128,7 @@ fn fits(
     value: &Value,
     defs: Option<&Value>,
     depth: usize,
-    path: &mut Vec<Step>,
+    path: &mut JsonPath,
 ) -> Result<(), String> {
     let got = || crate::echo::received(value);
     let Some(schema) = schema.as_object() else {
@@ -222,7 +203,7 @@ fn fits(
                     fits(branch, value, defs, depth + 1, path)?;
                 }
             } else {
-                let mut scratch = Vec::new();
+                let mut scratch = JsonPath::root();
                 if !branches
                     .iter()
                     .any(|b| fits(b, value, defs, depth + 1, &mut scratch).is_ok())
@@ -265,7 +246,7 @@ fn fits(
         }
         if let Some(item_schema) = schema.get("items") {
             for (index, item) in items.iter().enumerate() {
-                path.push(Step::Index(index));
+                path.push_index(index);
                 fits(item_schema, item, defs, depth + 1, path)?;
                 path.pop();
             }
@@ -283,7 +264,7 @@ fn fits(
             }
         }
         for (key, field) in object {
-            path.push(Step::Key(key.clone()));
+            path.push_key(key.as_str());
             match properties.and_then(|p| p.get(key)) {
                 Some(property) => fits(property, field, defs, depth + 1, path)?,
                 None => match schema.get("additionalProperties") {

@@ -403,7 +403,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     };
     let span = Span::call_site();
     quote_spanned! {span=>
-        #[allow(clippy::all, unused_qualifications, non_snake_case)]
+        #[allow(unused_qualifications, non_snake_case)]
         const _: () = {
             #[allow(unused_imports)]
             use #private::{

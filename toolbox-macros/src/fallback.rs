@@ -18,7 +18,7 @@ pub(crate) fn stand_in(target: &BoxTarget) -> TokenStream {
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let name = &target.name;
     quote! {
-        #[allow(clippy::all, unused_qualifications)]
+        #[allow(unused_qualifications)]
         const _: () = {
             #[automatically_derived]
             impl #impl_generics #private::ToolBox for #self_ty #where_clause {

@@ -19,7 +19,7 @@ use rmcp::service::{
 use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
-use toolbox_core::arguments::normalize;
+use toolbox_core::args::normalize;
 use toolbox_core::provider::Dialect;
 use toolbox_core::{
     Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
@@ -416,7 +416,7 @@ fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
             let pointer = error.instance_path().to_string();
             Err(ToolError::invalid_arguments(
                 path_of(&pointer),
-                toolbox_core::arguments::echo(&error.to_string()).into_owned(),
+                toolbox_core::args::echo(&error.to_string()).into_owned(),
             ))
         }
     }
@@ -424,19 +424,7 @@ fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
 
 /// A JSON pointer (`/filters/tags/1`) as toolbox writes paths (`filters.tags[1]`).
 fn path_of(pointer: &str) -> String {
-    let mut path = String::new();
-    for token in pointer.split('/').skip(1) {
-        let token = token.replace("~1", "/").replace("~0", "~");
-        if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
-            path.push_str(&format!("[{token}]"));
-        } else {
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(&toolbox_core::arguments::echo(&token));
-        }
-    }
-    path
+    toolbox_core::args::JsonPath::from_pointer(pointer).to_string()
 }
 
 impl McpToolBox {
@@ -655,7 +643,7 @@ fn handshake_error(error: rmcp::service::ClientInitializeError) -> ToolError {
     let message = match asked {
         Some((what, challenge)) => format!(
             "the MCP server {what} (`WWW-Authenticate: {}`); connect with `McpToolBox::connect_oauth` or a bearer token",
-            toolbox_core::arguments::echo(&challenge)
+            toolbox_core::args::echo(&challenge)
         ),
         None => "the MCP handshake failed".to_owned(),
     };

@@ -217,7 +217,7 @@ impl McpPeer {
                 .map_err(|e| {
                     ToolError::failed(format!(
                         "the client's answer does not fit the form: {e}; got {}",
-                        toolbox_core::arguments::echo(&content.to_string())
+                        toolbox_core::args::echo(&content.to_string())
                     ))
                 }),
             Elicitation::Decline => Ok(Elicitation::Decline),
@@ -646,7 +646,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             return Err(ErrorData::invalid_params(
                 format!(
                     "inputResponses.{}: an answer must be an object (an elicitation's or a sampling's result)",
-                    toolbox_core::arguments::echo(key)
+                    toolbox_core::args::echo(key)
                 ),
                 None,
             ));
@@ -684,7 +684,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             .map(|spec| spec.output_schema.is_some())
         else {
             return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", toolbox_core::arguments::echo(name)),
+                format!("Unknown tool: {}", toolbox_core::args::echo(name)),
                 None,
             ));
         };

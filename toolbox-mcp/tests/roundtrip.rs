@@ -764,7 +764,7 @@ fn ten() -> u32 {
 #[tokio::test]
 async fn a_null_for_a_remote_default_is_not_sent() {
     use toolbox_core::boxes::RecordingToolBox;
-    use toolbox_core::provider::{Provider, TurnRunner};
+    use toolbox_core::{provider::Provider, turn::TurnRunner};
 
     let tape = Tape::default();
     let served = RecordingToolBox::new(
@@ -806,7 +806,7 @@ async fn a_null_for_a_remote_default_is_not_sent() {
     let outcomes = TurnRunner::new(&remote)
         .provider(provider)
         .run(
-            vec![toolbox_core::arguments::ToolCall::new(
+            vec![toolbox_core::args::ToolCall::new(
                 "page",
                 json!(r#"{"query":"b","limit":null}"#),
             )],

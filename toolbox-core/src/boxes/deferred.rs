@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use crate::dispatch::BoxFuture;
 use crate::{
-    args::Arguments, call::ToolCall, context::Context, dispatch::DispatchFuture, error::ToolError,
+    args::Arguments, args::ToolCall, context::Context, dispatch::DispatchFuture, error::ToolError,
     response::ToolResponse, spec::ToolSpecification, toolbox::ToolBox,
 };
 

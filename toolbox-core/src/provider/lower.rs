@@ -25,7 +25,7 @@ pub struct LowerError {
 ///
 /// The rule is soundness: either the schema is refused with a named reason,
 /// or every value valid under the lowered schema is taken by the tool once
-/// [`normalize`](crate::arguments::normalize) has undone what lowering had
+/// [`normalize`](crate::args::normalize) has undone what lowering had
 /// to change (OpenAI strict's `null` for "absent", the keys a dialect that
 /// cannot close objects lets a model add). A constraint the dialect cannot
 /// express moves into the description, never vanishes.

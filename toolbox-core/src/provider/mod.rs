@@ -31,7 +31,6 @@ mod check;
 mod lower;
 mod read;
 mod rules;
-mod turn;
 pub(crate) mod walk;
 mod write;
 
@@ -41,15 +40,12 @@ pub use check::{
     ANTHROPIC_STRICT_LIMITS,
 };
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
-pub use turn::{
-    Approval, ApprovalRequest, CallOutcome, Decision, PendingCall, TurnRunner, MAX_CALLS_PER_TURN,
-};
 
 use serde_json::{json, Map, Value};
 
 use crate::path::join;
 
-use crate::{call::CallArguments, call::ToolCall, response::ToolResponse, spec::ToolSpecification};
+use crate::{args::CallArguments, args::ToolCall, response::ToolResponse, spec::ToolSpecification};
 
 /// A provider API and its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,13 +199,13 @@ impl Provider {
 
     /// Undoes, in `call`'s arguments, what lowering `spec`'s schema for this
     /// provider changed in meaning (see
-    /// [`normalize`](crate::arguments::normalize)), and returns what it
-    /// changed. [`TurnRunner::provider`] does it for every call it runs.
+    /// [`normalize`](crate::args::normalize)), and returns what it
+    /// changed. [`TurnRunner::provider`](crate::turn::TurnRunner::provider) does it for every call it runs.
     pub fn normalize_call(
         self,
         call: &mut ToolCall,
         spec: &ToolSpecification,
-    ) -> Vec<crate::normalize::Adjustment> {
+    ) -> Vec<crate::args::normalize::Adjustment> {
         let dialect = self.dialect();
         // Under a dialect that closes objects the only thing to undo is a
         // `null` for an absent property: text without one stays text (the
@@ -223,7 +219,7 @@ impl Provider {
             return Vec::new();
         }
         let mut value = call.arguments.value().clone();
-        let changes = crate::normalize::normalize(&spec.parameters, dialect, &mut value);
+        let changes = crate::args::normalize::normalize(&spec.parameters, dialect, &mut value);
         if !changes.is_empty() {
             call.arguments = CallArguments::from(value);
         }
@@ -393,7 +389,7 @@ impl Provider {
     ///
     /// ```
     /// use toolbox_core::provider::Provider;
-    /// use toolbox_core::arguments::ToolCall;
+    /// use toolbox_core::args::ToolCall;
     /// use toolbox_core::ToolResponse;
     /// let results = [(ToolCall::new("add", r#"{"a":1,"b":2}"#).with_id("call_1"), ToolResponse::text("3"))];
     /// let provider = Provider::OpenAiChat { strict: true };
@@ -413,7 +409,7 @@ impl Provider {
     /// Gemini's call ids are echoed; OpenAI's `tool_call_id` / `call_id` set.
     ///
     /// `results` are `(ToolCall, ToolResponse)` pairs, or the
-    /// [`CallOutcome`]s a [`TurnRunner`] returned.
+    /// [`CallOutcome`](crate::turn::CallOutcome)s a [`TurnRunner`](crate::turn::TurnRunner) returned.
     pub fn result_messages<R: Answered>(self, results: &[R]) -> Vec<Value> {
         let id = |i: usize, call: &ToolCall| {
             Value::String(call.id.clone().unwrap_or_else(|| format!("call_{i}")))
@@ -524,10 +520,8 @@ fn has_image(response: &ToolResponse) -> bool {
     })
 }
 
-/// An Anthropic `tool_result`'s content: the text, or with images the
-/// parts as text and image blocks in order.
 /// A call with its response, as result messages are built from: a
-/// `(ToolCall, ToolResponse)` pair or a [`CallOutcome`].
+/// `(ToolCall, ToolResponse)` pair or a [`CallOutcome`](crate::turn::CallOutcome).
 pub trait Answered {
     /// The call.
     fn call(&self) -> &ToolCall;
@@ -545,15 +539,6 @@ impl Answered for (ToolCall, ToolResponse) {
     }
     fn response(&self) -> &ToolResponse {
         &self.1
-    }
-}
-
-impl Answered for CallOutcome {
-    fn call(&self) -> &ToolCall {
-        &self.call
-    }
-    fn response(&self) -> &ToolResponse {
-        &self.response
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::Provider;
-use crate::{call::CallArguments, call::ToolCall};
+use crate::{args::CallArguments, args::ToolCall};
 
 /// A call's arguments from their raw JSON: an object as its text (the
 /// intake's fast path), a JSON string as the text it holds; anything else

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{anthropic_content, has_image, responses_output, Answered, Provider};
-use crate::{call::ToolCall, response::ToolResponse};
+use crate::{args::ToolCall, response::ToolResponse};
 
 /// A text, or the value a response with images becomes.
 #[derive(Serialize)]

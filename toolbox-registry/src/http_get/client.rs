@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolbox_core::{arguments::echo, try_tool_fn, FnToolBox, ToolError};
+use toolbox_core::{args::echo, try_tool_fn, FnToolBox, ToolError};
 use url::{Host, Url};
 
 use super::address::refusal;

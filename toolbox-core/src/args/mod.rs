@@ -8,6 +8,13 @@
 //! `serde_json`'s own deserializers, so a tool accepts exactly what
 //! `serde_json` accepts. Only on failure is the input read a second time to
 //! name the JSON path, the value received and what would be accepted.
+//!
+//! Everything about arguments is here, one way in: [`Arguments`] and its
+//! deserializers, [`Args<T>`] (a tool's whole argument object as one
+//! parameter), [`ToolCall`] and [`CallArguments`] (a provider's tool call
+//! with its arguments as they came), [`normalize()`] (the `null`s strict
+//! mode sends for absent properties, undone), and [`echo()`], the log-safe
+//! form in which errors quote what was sent.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,8 +25,22 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::dialect::Dialect;
-use crate::echo::{cut, echo, received};
+use crate::echo::received;
 use crate::error::ToolError;
+
+mod call;
+mod explain;
+pub(crate) mod normalize;
+mod whole;
+
+pub(crate) use explain::explain;
+use explain::invalid_at;
+pub use normalize::{normalize, Adjustment, Change};
+pub use whole::Args;
+
+pub use crate::echo::{echo, ECHO_LIMIT};
+pub use crate::path::{JsonPath, Step};
+pub use call::{CallArguments, ToolCall};
 
 /// How deep an argument value may nest (objects and arrays), as
 /// `serde_json`'s parser allows for text: deeper values are refused before
@@ -128,7 +149,7 @@ impl<'a> Arguments<'a> {
     /// [`deserialize`](Self::deserialize), and where that fails on a `null`
     /// for a property `T`'s schema leaves optional and does not let be
     /// `null` (OpenAI strict mode's way of saying "absent"), once more with
-    /// those `null`s removed (see [`normalize`](crate::arguments::normalize)).
+    /// those `null`s removed (see [`normalize()`]).
     /// The first try is the whole cost of a call that needs no second.
     ///
     /// ```
@@ -239,12 +260,12 @@ fn absent_nulls_removed(
         return None;
     }
     let value = arguments.to_value().ok()?;
-    if !crate::normalize::has_null(&value) {
+    if !normalize::has_null(&value) {
         return None;
     }
     let schema = schema()?;
     let mut value = value.into_owned();
-    let changes = crate::normalize::normalize(&schema, Dialect::Mcp, &mut value);
+    let changes = normalize::normalize(&schema, Dialect::Mcp, &mut value);
     if changes.is_empty() {
         return None;
     }
@@ -427,139 +448,6 @@ fn too_deep(value: &Value) -> bool {
         }
     }
     deeper(value, MAX_DEPTH)
-}
-
-/// An invalid-arguments error at `path`, explained with the value found
-/// there.
-fn invalid_at(root: &Value, path: &serde_path_to_error::Path, message: &str) -> ToolError {
-    let mut at = Some(root);
-    let mut text = String::new();
-    for segment in path.iter() {
-        use serde_path_to_error::Segment;
-        match segment {
-            Segment::Seq { index } => {
-                at = at.and_then(|v| v.get(*index));
-                text.push_str(&format!("[{index}]"));
-            }
-            Segment::Map { key } => {
-                at = at.and_then(|v| v.get(key.as_str()));
-                if !text.is_empty() {
-                    text.push('.');
-                }
-                text.push_str(&echo(key));
-            }
-            Segment::Enum { variant } => {
-                at = at.and_then(|v| v.get(variant.as_str()));
-                if !text.is_empty() {
-                    text.push('.');
-                }
-                text.push_str(&echo(variant));
-            }
-            Segment::Unknown => {
-                at = None;
-                if !text.is_empty() {
-                    text.push('.');
-                }
-                text.push('?');
-            }
-        }
-    }
-    ToolError::invalid_arguments(text, explain(message, at))
-}
-
-/// Rewrites a serde message in JSON terms: what JSON was received, what
-/// JSON would be accepted.
-pub(crate) fn explain(message: &str, found: Option<&Value>) -> String {
-    if let Some(rest) = message.strip_prefix("invalid type: ") {
-        if let Some((unexpected, expected)) = rest.split_once(", expected ") {
-            let expected = json_expectation(expected);
-            return match found {
-                Some(Value::Null) => format!("`null` is not allowed here; expected {expected}"),
-                Some(value) => format!("got {}, expected {expected}", received(value)),
-                None if unexpected == "unit value" || unexpected == "null" => {
-                    format!("`null` is not allowed here; expected {expected}")
-                }
-                None => format!("got {}, expected {expected}", cut(unexpected)),
-            };
-        }
-    }
-    if let Some(rest) = message.strip_prefix("invalid value: ") {
-        if let Some((unexpected, expected)) = rest.split_once(", expected ") {
-            let got = found.map_or_else(|| cut(unexpected), received);
-            return format!("got {got}, expected {}", json_expectation(expected));
-        }
-    }
-    if let Some(rest) = message.strip_prefix("invalid length ") {
-        if let Some((length, expected)) = rest.split_once(", expected ") {
-            return format!(
-                "got an array of {length} items, expected {}",
-                json_expectation(expected)
-            );
-        }
-    }
-    for (prefix, what) in [
-        ("unknown field `", "unknown field"),
-        ("unknown variant `", "unknown variant"),
-    ] {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            for tail in ["`, expected ", "`, there are no "] {
-                if let Some(at) = rest.rfind(tail) {
-                    let name = &rest[..at];
-                    let accepted = rest[at + 2..].trim_start();
-                    return format!("{what} `{}`, {accepted}", echo(name));
-                }
-            }
-        }
-    }
-    cut(message)
-}
-
-/// What a Rust expectation means in JSON.
-fn json_expectation(expected: &str) -> Cow<'_, str> {
-    let range = |low: &str, high: &str| Cow::Owned(format!("an integer from {low} to {high}"));
-    match expected {
-        "u8" => range("0", "255"),
-        "u16" => range("0", "65535"),
-        "u32" => range("0", "4294967295"),
-        "u64" | "usize" => range("0", "18446744073709551615"),
-        "u128" => range("0", "340282366920938463463374607431768211455"),
-        "i8" => range("-128", "127"),
-        "i16" => range("-32768", "32767"),
-        "i32" => range("-2147483648", "2147483647"),
-        "i64" | "isize" => range("-9223372036854775808", "9223372036854775807"),
-        "i128" => range(
-            "-170141183460469231731687303715884105728",
-            "170141183460469231731687303715884105727",
-        ),
-        "f32" | "f64" => Cow::Borrowed("a number"),
-        "a string" | "a borrowed string" | "string" | "a string or bytes" => {
-            Cow::Borrowed("a string")
-        }
-        "a boolean" => Cow::Borrowed("a boolean (`true` or `false`)"),
-        "a character" | "a char" | "char" => Cow::Borrowed("a string of one character"),
-        "a sequence" | "a list" => Cow::Borrowed("an array"),
-        "a map" => Cow::Borrowed("an object"),
-        "unit" => Cow::Borrowed("`null`"),
-        other => {
-            if other.starts_with("struct ") || other.starts_with("struct variant ") {
-                Cow::Borrowed("an object")
-            } else if other.starts_with("unit struct ") {
-                Cow::Borrowed("`null`")
-            } else if other.starts_with("tuple struct ") || other.starts_with("tuple variant ") {
-                Cow::Borrowed("an array")
-            } else if let Some(size) = other.strip_prefix("a tuple of size ") {
-                Cow::Owned(format!("an array of {size} items"))
-            } else if other.starts_with("internally tagged enum ")
-                || other.starts_with("adjacently tagged enum ")
-            {
-                Cow::Borrowed("an object with its tag field")
-            } else if other.starts_with("enum ") {
-                Cow::Borrowed("one of the values the schema lists")
-            } else {
-                Cow::Owned(cut(other))
-            }
-        }
-    }
 }
 
 #[cfg(test)]

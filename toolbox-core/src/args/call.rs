@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::args::Arguments;
+use super::Arguments;
 
 /// One invocation of a tool, as a provider or an MCP client sends it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,7 +56,7 @@ impl ToolCall {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolbox_core::arguments::{Arguments, CallArguments};
+/// use toolbox_core::args::{Arguments, CallArguments};
 /// let arguments = CallArguments::text(r#"{"city": "Oslo"}"#);
 /// assert!(matches!(arguments.as_arguments(), Arguments::Text(_)));
 /// assert_eq!(arguments["city"], "Oslo");

@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolbox_core::arguments::normalize;
+//! use toolbox_core::args::normalize;
 //! use toolbox_core::provider::Dialect;
 //!
 //! let schema = json!({

@@ -11,11 +11,19 @@ use std::task::{Context as TaskContext, Poll};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use super::Provider;
 use crate::{
-    args::Arguments, call::ToolCall, context::Context, dispatch::BoxFuture,
-    dispatch::DispatchFuture, error::ToolError, ext::ToolBoxExt, handler::ToolHandler,
-    response::ToolResponse, spec::ToolSpecification, toolbox::ToolBox,
+    args::Arguments,
+    args::ToolCall,
+    context::Context,
+    dispatch::BoxFuture,
+    dispatch::DispatchFuture,
+    error::ToolError,
+    ext::ToolBoxExt,
+    handler::ToolHandler,
+    provider::{Answered, Provider},
+    response::ToolResponse,
+    spec::ToolSpecification,
+    toolbox::ToolBox,
 };
 
 /// What the approval hook is asked about: the call (its arguments already
@@ -93,6 +101,15 @@ pub struct CallOutcome {
     pub response: ToolResponse,
     /// Set when the call was deferred and has not run.
     pub pending: Option<PendingCall>,
+}
+
+impl Answered for CallOutcome {
+    fn call(&self) -> &ToolCall {
+        &self.call
+    }
+    fn response(&self) -> &ToolResponse {
+        &self.response
+    }
 }
 
 /// Runs the tool calls of one model turn against a box.
