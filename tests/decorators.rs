@@ -230,3 +230,195 @@ fn every_tool_of_this_file_fits_every_provider() {
         vec![planner_tool],
     ));
 }
+
+/// Tapes that survive crashes, concurrent writers, full-precision floats
+/// and oversized lines.
+mod tapes_survive {
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::common::{self};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::{json, Value};
+    use toolbox::prelude::*;
+
+    use toolbox::{boxes::read_tape, boxes::RecordingToolBox, boxes::ReplayToolBox};
+
+    struct Napper;
+
+    /// A tool that takes its time.
+    #[tool_box]
+    impl Napper {
+        /// Sleeps.
+        #[tool]
+        async fn nap(&self, ms: u64) -> u64 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            ms
+        }
+    }
+
+    fn tape_path(name: &str) -> common::ScratchFile {
+        common::ScratchFile::new("tapes", name)
+    }
+
+    #[tokio::test]
+    async fn a_tape_cut_at_any_byte_keeps_every_complete_entry() {
+        let path = tape_path("torn.jsonl");
+        let recording = RecordingToolBox::to_file(Napper, &path).unwrap();
+        let handler = ToolHandler::empty();
+        for ms in [1, 2, 3] {
+            recording
+                .call("nap", &json!({"ms": ms}), &Context::new(), &handler)
+                .await;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let line_ends: Vec<usize> = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(line_ends.len(), 3);
+        let cut = tape_path("cut.jsonl");
+        for at in 0..=bytes.len() {
+            std::fs::write(&cut, &bytes[..at]).unwrap();
+            let tape = read_tape(&cut).unwrap();
+            let complete = line_ends.iter().filter(|end| **end <= at).count();
+            // A cut right before a newline leaves a whole JSON object: readable.
+            let readable_tail = line_ends.contains(&(at + 1));
+            assert_eq!(
+                tape.entries.len(),
+                complete + usize::from(readable_tail),
+                "cut at {at}"
+            );
+            let torn = !line_ends.contains(&at) && at != 0;
+            if torn && !readable_tail {
+                let defect = tape.torn_tail().expect("the torn tail is reported");
+                assert_eq!(defect.line, complete + 1);
+                assert!(defect.reason.contains("cut short"), "{}", defect.reason);
+            } else if !readable_tail {
+                assert!(tape.defects.is_empty(), "cut at {at}: {:?}", tape.defects);
+            }
+        }
+    }
+
+    #[test]
+    fn recorders_appending_to_one_file_never_interleave() {
+        let path = tape_path("shared.jsonl");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap();
+        let long = "x".repeat(5_000);
+        runtime.block_on(async {
+            let mut tasks = Vec::new();
+            for recorder in 0..4 {
+                let recording = Arc::new(
+                    RecordingToolBox::to_file(
+                        FnToolBox::new([tool_fn("echo", "Echoes", |v: Value| async move { v })])
+                            .unwrap(),
+                        &path,
+                    )
+                    .unwrap(),
+                );
+                let long = long.clone();
+                tasks.push(tokio::spawn(async move {
+                    for i in 0..1_000 {
+                        let arguments = json!({"r": recorder, "i": i, "pad": long});
+                        recording
+                            .call("echo", &arguments, &Context::new(), &ToolHandler::empty())
+                            .await;
+                    }
+                }));
+            }
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        let tape = read_tape(&path).unwrap();
+        assert!(
+            tape.defects.is_empty(),
+            "{} corrupt lines",
+            tape.defects.len()
+        );
+        assert_eq!(tape.entries.len(), 4_000);
+    }
+
+    #[tokio::test]
+    async fn full_precision_floats_replay_exactly() {
+        let path = tape_path("floats.jsonl");
+        let tools = || {
+            FnToolBox::new([tool_fn("scale", "Scales", |a: Numbers| async move {
+                a.v.iter().map(|x| x * 1.000_000_1).collect::<Vec<f64>>()
+            })])
+            .unwrap()
+        };
+        let recording = RecordingToolBox::to_file(tools(), &path).unwrap();
+        let mut seed = 12345u64;
+        let mut values = Vec::new();
+        for _ in 0..2_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            values.push(f64::from_bits((seed >> 2) | 0x3ff0_0000_0000_0000) * 1.0e-3);
+        }
+        let mut live = Vec::new();
+        for chunk in values.chunks(100) {
+            let response = recording
+                .call(
+                    "scale",
+                    &json!({ "v": chunk }),
+                    &Context::new(),
+                    &ToolHandler::empty(),
+                )
+                .await;
+            live.push(response.content);
+        }
+        let replay = ReplayToolBox::new(read_tape(&path).unwrap(), tools());
+        for (i, chunk) in values.chunks(100).enumerate() {
+            let response = replay
+                .call(
+                    "scale",
+                    &json!({ "v": chunk }),
+                    &Context::new(),
+                    &ToolHandler::empty(),
+                )
+                .await;
+            assert_eq!(response.content, live[i], "chunk {i} drifted");
+        }
+    }
+
+    /// Numbers to scale.
+    #[derive(Deserialize, JsonSchema)]
+    struct Numbers {
+        v: Vec<f64>,
+    }
+
+    #[test]
+    fn an_oversized_tape_line_is_a_defect_not_a_memory_blowup() {
+        let path = tape_path("oversized.jsonl");
+        let good = r#"{"name":"quick","arguments":{},"response":{"content":"done","is_error":false},"duration_us":1}"#;
+        let mut data = Vec::with_capacity(toolbox::boxes::MAX_TAPE_LINE + 1_024);
+        data.extend_from_slice(good.as_bytes());
+        data.push(b'\n');
+        data.extend(std::iter::repeat_n(
+            b'x',
+            toolbox::boxes::MAX_TAPE_LINE + 10,
+        ));
+        data.push(b'\n');
+        data.extend_from_slice(good.as_bytes());
+        data.push(b'\n');
+        std::fs::write(&path, &data).unwrap();
+        let tape = read_tape(&path).unwrap();
+        assert_eq!(tape.entries.len(), 2, "{:?}", tape.defects);
+        assert_eq!(tape.defects.len(), 1);
+        assert_eq!(tape.defects[0].line, 2);
+        assert!(tape.defects[0].reason.ends_with(&format!(
+            "the line is longer than {} bytes; skipped",
+            toolbox::boxes::MAX_TAPE_LINE
+        )));
+    }
+}

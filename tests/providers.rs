@@ -408,3 +408,88 @@ fn result_messages_json_is_result_messages_as_text() {
         );
     }
 }
+
+/// Provider payloads a careless or hostile peer sends: no tool calls at
+/// all, schemas that loop or explode.
+mod hostile_payloads {
+
+    use crate::common::{self};
+
+    use serde_json::json;
+
+    use toolbox::ToolSpecification;
+
+    use toolbox::provider::Provider;
+
+    #[test]
+    fn no_tool_call_responses_are_empty_not_errors() {
+        let openai = json!({"choices": [{"message": {"role": "assistant", "content": "Hi", "tool_calls": null}}]});
+        assert_eq!(
+            Provider::OpenAiChat { strict: false }
+                .parse_calls(&openai)
+                .unwrap(),
+            vec![]
+        );
+        for gemini in [
+            json!({"candidates": [{"finishReason": "SAFETY"}]}),
+            json!({"candidates": [{"content": {"role": "model"}}]}),
+            json!({"candidates": []}),
+            json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+        ] {
+            assert_eq!(
+                Provider::Gemini.parse_calls(&gemini).unwrap(),
+                vec![],
+                "{gemini}"
+            );
+        }
+        let numeric = json!({"choices": [{"message": {"tool_calls": [
+            {"id": 7, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ]}}]});
+        let calls = Provider::OpenAiChat { strict: false }
+            .parse_calls(&numeric)
+            .unwrap();
+        assert_eq!(calls[0].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn lowering_refuses_cycles_and_explosions_instead_of_aborting() {
+        // A `$ref` with a sibling that points back at itself, nested in `$defs`.
+        let cyclic = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A", "description": "a"}},
+            "$defs": {
+                "A": {"$ref": "#/$defs/A", "description": "again",
+                      "$defs": {"A": {"$ref": "#/$defs/A", "description": "inner"}}}
+            }
+        });
+        // A chain whose every link references the next twice, with descriptions.
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = format!("#/$defs/D{}", i + 1);
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {
+                    "l": {"$ref": next, "description": "left"},
+                    "r": {"$ref": next, "description": "right"}
+                }, "required": ["l", "r"], "additionalProperties": false}),
+            );
+        }
+        defs.insert("D40".into(), json!({"type": "string"}));
+        let exploding = json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/D0", "description": "root"}},
+            "required": ["root"],
+            "additionalProperties": false,
+            "$defs": defs
+        });
+        for schema in [cyclic, exploding] {
+            for provider in common::PROVIDERS {
+                let spec = ToolSpecification::new("t", "A tool").with_parameters(schema.clone());
+                // An error or a bounded result; never an abort or a hang.
+                if let Ok(definition) = provider.definition(&spec) {
+                    assert!(definition.to_string().len() < 10_000_000);
+                }
+            }
+        }
+    }
+}

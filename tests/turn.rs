@@ -316,3 +316,311 @@ async fn a_recorded_openai_turn_runs_end_to_end() {
 fn every_tool_of_this_file_fits_every_provider() {
     common::assert_fits_every_provider(&ops().0);
 }
+
+/// Approval that a hostile model cannot skip: odd argument shapes, the
+/// check held to the deserializer, calls the hook cannot see.
+mod approval_cannot_be_skipped {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use crate::common::Counts;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{json, Value};
+    use toolbox::prelude::*;
+    use toolbox::ToolSpecification;
+
+    use toolbox::turn::{Decision, TurnRunner};
+    use toolbox::{Arguments, DispatchFuture};
+
+    /// How hard to wipe.
+    #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+    #[allow(missing_docs)]
+    pub(crate) enum Level {
+        Soft,
+        Hard,
+    }
+
+    /// A target given by id.
+    #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+    pub(crate) struct Target {
+        id: u32,
+    }
+
+    /// A tagged shape.
+    #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+    #[serde(tag = "kind")]
+    #[allow(missing_docs)]
+    pub(crate) enum Shape {
+        Disk { id: u32 },
+        All,
+    }
+
+    #[derive(Default)]
+    struct Danger {
+        runs: Arc<AtomicUsize>,
+    }
+
+    /// Dangerous operations.
+    #[tool_box]
+    impl Danger {
+        /// Wipes a target.
+        #[tool(destructive)]
+        fn wipe(&self, level: Level, target: Target, shape: Option<Shape>) -> String {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            format!("wiped {level:?} {target:?} {shape:?}")
+        }
+    }
+
+    fn reject_everything(asked: Arc<AtomicUsize>) -> TurnRunner<'static, Danger> {
+        let danger: &'static Danger = Box::leak(Box::default());
+        TurnRunner::new(danger).approval(move |_request| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            async {
+                Decision::Reject {
+                    reason: "no".into(),
+                }
+            }
+        })
+    }
+
+    #[tokio::test]
+    async fn odd_argument_shapes_cannot_skip_the_approval_hook() {
+        let danger = Danger::default();
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = asked.clone();
+        let runner = TurnRunner::new(&danger).approval(move |_request| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async {
+                Decision::Reject {
+                    reason: "nothing runs today".into(),
+                }
+            }
+        });
+        // Shapes serde accepts but the schema does not describe: an enum as
+        // `{"Hard": null}`, a struct as an array, a tagged enum as an array.
+        let shapes = [
+            json!({"level": {"Hard": null}, "target": {"id": 1}}),
+            json!({"level": "Hard", "target": [3]}),
+            json!({"level": "Hard", "target": {"id": 1}, "shape": ["All"]}),
+            json!({"level": "Soft", "target": {"id": 1}}),
+            json!(r#"{"level": {"Hard": null}, "target": [3]}"#),
+        ];
+        for (i, arguments) in shapes.into_iter().enumerate() {
+            let call = ToolCall::new("wipe", arguments.clone()).with_id(format!("c{i}"));
+            let outcome = runner.run(vec![call], &Context::new()).await;
+            assert!(outcome[0].response.is_error, "{arguments}");
+        }
+        assert_eq!(
+            danger.runs.load(Ordering::SeqCst),
+            0,
+            "a destructive tool ran"
+        );
+        assert!(asked.load(Ordering::SeqCst) >= 4);
+
+        // Arguments the deserializer refuses end as invalid, without running
+        // and without asking the hook.
+        let before = asked.load(Ordering::SeqCst);
+        let counts = Counts::default();
+        let outcome = runner
+            .handler(counts.handler())
+            .run(
+                vec![ToolCall::new(
+                    "wipe",
+                    json!({"level": "Nuke", "target": {"id": 1}}),
+                )],
+                &Context::new(),
+            )
+            .await;
+        assert_eq!(
+            outcome[0].response.content,
+            "invalid arguments at `level`: unknown variant `Nuke`, expected `Soft` or `Hard`"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), before);
+        assert_eq!(counts.get(), (1, 0, 1));
+        assert_eq!(counts.kinds(), vec![ToolErrorKind::InvalidArguments]);
+        assert_eq!(danger.runs.load(Ordering::SeqCst), 0);
+        let _ = reject_everything;
+    }
+
+    #[tokio::test]
+    async fn an_approved_odd_shape_runs_exactly_as_the_deserializer_reads_it() {
+        let danger = Danger::default();
+        let runner = TurnRunner::new(&danger).approval(|request| async move {
+            assert!(request.destructive());
+            Decision::Approve
+        });
+        let outcome = runner
+            .run(
+                vec![ToolCall::new(
+                    "wipe",
+                    json!({"level": {"Hard": null}, "target": [3]}),
+                )],
+                &Context::new(),
+            )
+            .await;
+        assert_eq!(
+            outcome[0].response.content,
+            "wiped Hard Target { id: 3 } None"
+        );
+    }
+
+    /// The tool's own argument struct, mirrored, for the differential test.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct WipeArgs {
+        level: Level,
+        target: Target,
+        shape: Option<Shape>,
+    }
+
+    fn step(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    fn arbitrary_json(seed: &mut u64, depth: u32) -> Value {
+        let pick = step(seed) % if depth == 0 { 6 } else { 8 };
+        match pick {
+            0 => Value::Null,
+            1 => json!(step(seed).is_multiple_of(2)),
+            2 => json!((step(seed) % 700) as i64 - 200),
+            3 => json!(1.5),
+            4 => json!(
+                ["Soft", "Hard", "All", "Disk", "x", "1", "kind", "id"][(step(seed) % 8) as usize]
+            ),
+            5 => json!(u64::MAX),
+            6 => {
+                let n = step(seed) % 3;
+                Value::Array((0..n).map(|_| arbitrary_json(seed, depth - 1)).collect())
+            }
+            _ => {
+                let keys = [
+                    "level", "target", "shape", "id", "kind", "Hard", "Soft", "Disk", "All", "x",
+                ];
+                let n = step(seed) % 4;
+                let mut map = serde_json::Map::new();
+                for _ in 0..n {
+                    let key = keys[(step(seed) % keys.len() as u64) as usize];
+                    map.insert(key.to_owned(), arbitrary_json(seed, depth - 1));
+                }
+                Value::Object(map)
+            }
+        }
+    }
+
+    #[test]
+    fn the_check_accepts_exactly_what_the_tools_deserializer_accepts() {
+        let danger = Danger::default();
+        let ctx = Context::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..200_000 {
+            let mut arguments = arbitrary_json(&mut seed, 3);
+            if !arguments.is_object() {
+                arguments = json!({"level": arguments, "target": {"id": 1}});
+            }
+            let checked = danger
+                .check("wipe", Arguments::from(&arguments), &ctx)
+                .is_ok();
+            let deserialized = serde_json::from_value::<WipeArgs>(arguments.clone()).is_ok();
+            assert_eq!(checked, deserialized, "{arguments}");
+            // And the text form agrees with `from_str`.
+            let text = arguments.to_string();
+            let checked_text = danger.check("wipe", Arguments::Text(&text), &ctx).is_ok();
+            assert_eq!(
+                checked_text,
+                serde_json::from_str::<WipeArgs>(&text).is_ok(),
+                "{text}"
+            );
+            if checked {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        assert!(accepted > 100 && refused > 100, "{accepted} / {refused}");
+    }
+
+    #[test]
+    fn the_argument_deserializer_agrees_with_serde_json_on_edge_shapes() {
+        use std::collections::HashMap;
+
+        #[derive(Debug, Deserialize, PartialEq)]
+        enum E {
+            Empty(),
+            Unit,
+        }
+        fn same<T: serde::de::DeserializeOwned + std::fmt::Debug + PartialEq>(value: Value) {
+            let ours = Arguments::from(&json!({ "v": value.clone() }))
+                .deserialize::<HashMap<String, T>>()
+                .ok();
+            let theirs =
+                serde_json::from_value::<HashMap<String, T>>(json!({ "v": value.clone() })).ok();
+            assert_eq!(ours, theirs, "{value}");
+        }
+        same::<HashMap<bool, u8>>(json!({"true": 1, "false": 2}));
+        same::<HashMap<i128, u8>>(json!({"170141183460469231731687303715884105727": 1}));
+        same::<HashMap<u128, u8>>(json!({"1": 1}));
+        same::<HashMap<i32, u8>>(json!({"007": 1, "+5": 2}));
+        same::<HashMap<i32, u8>>(json!({"-5": 1}));
+        same::<E>(json!({"Empty": []}));
+        same::<E>(json!("Unit"));
+        same::<E>(json!({"Unit": null}));
+        same::<(u8, u8)>(json!([1, 2, 3]));
+    }
+
+    /// A box whose listing hides a tool its dispatch still runs.
+    struct Inconsistent(Arc<AtomicUsize>);
+
+    impl ToolBox for Inconsistent {
+        fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+            Vec::new()
+        }
+
+        fn dispatch<'a>(
+            &'a self,
+            _: &'a str,
+            _: Arguments<'a>,
+            _: &'a Context,
+        ) -> DispatchFuture<'a> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            DispatchFuture::ready(Ok(ToolResponse::text("ran")))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_the_hook_cannot_see_never_runs() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let unlisted = Inconsistent(runs.clone());
+        let runner = TurnRunner::new(&unlisted).approval(|_| async { Decision::Approve });
+        let outcome = runner
+            .run(vec![ToolCall::new("anything", json!({}))], &Context::new())
+            .await;
+        assert_eq!(outcome[0].response.content, "unknown tool `anything`");
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+        // A condition that depends on the call's own id is judged in that context.
+        let danger = Danger::default();
+        let filtered = (&danger).filter(|_, ctx| ctx.call_id().is_some());
+        let runner = TurnRunner::new(&filtered).approval(|_| async {
+            Decision::Reject {
+                reason: "no".into(),
+            }
+        });
+        let outcome = runner
+            .run(
+                vec![
+                    ToolCall::new("wipe", json!({"level": "Hard", "target": {"id": 1}}))
+                        .with_id("c1"),
+                ],
+                &Context::new(),
+            )
+            .await;
+        assert_eq!(outcome[0].response.content, "the call was not approved: no");
+        assert_eq!(danger.runs.load(Ordering::SeqCst), 0);
+    }
+}
