@@ -283,3 +283,71 @@ pub(crate) fn name(name: &str, span: Span, what: &str, errors: &mut Accumulator)
     };
     errors.push(at(span, message));
 }
+
+// Where the attributes go: checked as the item is read, stated here.
+
+/// A trait impl cannot hold tools: `#[tool_box]` generates the box's impl beside the user's.
+pub(crate) fn trait_impl(span: Span) -> Error {
+    at(
+        span,
+        "`#[tool_box]` goes on an inherent impl block (`impl Weather { .. }`), not on a trait impl",
+    )
+}
+
+/// A box whose self type has no last path segment to name it by needs a name.
+pub(crate) fn unnamed_box(span: Span) -> Error {
+    at(span, "name this box: `#[tool_box(name = \"…\")]`")
+}
+
+/// A module box needs its items in the attribute's input.
+pub(crate) fn module_not_inline(span: Span) -> Error {
+    at(
+        span,
+        "`#[tool_box]` needs the module's items inline (`mod crm { .. }`), not in another file",
+    )
+}
+
+/// What `#[tool_box]` goes on.
+pub(crate) fn not_a_box_item(span: Span) -> Error {
+    at(
+        span,
+        "`#[tool_box]` goes on an inherent impl block or an inline module",
+    )
+}
+
+/// One `#[tool]` per function.
+pub(crate) fn tool_twice(span: Span) -> Error {
+    at(span, "`#[tool]` is given twice on this function")
+}
+
+/// What `#[tool]` goes on.
+pub(crate) fn not_a_function(span: Span) -> Error {
+    at(
+        span,
+        "`#[tool]` goes on a function (or on a method inside a `#[tool_box]` impl block)",
+    )
+}
+
+/// A box has at least one tool.
+pub(crate) fn impl_without_tools(span: Span) -> Error {
+    at(
+        span,
+        "this `#[tool_box]` has no tools: mark methods with `#[tool]`",
+    )
+}
+
+/// A module box has at least one tool.
+pub(crate) fn module_without_tools(span: Span) -> Error {
+    at(
+        span,
+        "this `#[tool_box]` module has no tools: mark functions with `#[tool]`",
+    )
+}
+
+/// `check(..)` builds the box, so it needs one type.
+pub(crate) fn check_on_generic(span: Span) -> Error {
+    at(
+        span,
+        "`check(..)` needs one type to build, and this impl is generic: check a built box with `toolbox::testing::check_surface` in a test of your own",
+    )
+}

@@ -13,7 +13,7 @@ use syn::{Attribute, Generics, ImplItem, Item, ItemFn, ItemImpl, ItemMod, Signat
 use crate::ast::{Site, Tool};
 use crate::attr::{self, BoxArgs, ToolArgs};
 use crate::expand::{self, BoxTarget};
-use crate::valid::{self, at};
+use crate::valid;
 use crate::{case, discover, doc, fallback};
 
 /// What `#[tool_box]` goes on.
@@ -58,10 +58,7 @@ impl Container {
         match self {
             Container::Impl(block) => {
                 if let Some((path, _)) = &block.trait_ {
-                    errors.push(at(
-                        path.span(),
-                        "`#[tool_box]` goes on an inherent impl block (`impl Weather { .. }`), not on a trait impl",
-                    ));
+                    errors.push(valid::trait_impl(path.span()));
                 }
                 match &*block.self_ty {
                     Type::Path(path) => path
@@ -71,10 +68,7 @@ impl Container {
                         .map(|s| case::snake_case(&s.ident.to_string()))
                         .unwrap_or_default(),
                     other => {
-                        errors.push(at(
-                            other.span(),
-                            "name this box: `#[tool_box(name = \"…\")]`",
-                        ));
+                        errors.push(valid::unnamed_box(other.span()));
                         String::new()
                     }
                 }
@@ -85,14 +79,8 @@ impl Container {
 
     fn no_tools(&self) -> Error {
         match self {
-            Container::Impl(block) => at(
-                block.impl_token.span,
-                "this `#[tool_box]` has no tools: mark methods with `#[tool]`",
-            ),
-            Container::Mod(module) => at(
-                module.ident.span(),
-                "this `#[tool_box]` module has no tools: mark functions with `#[tool]`",
-            ),
+            Container::Impl(block) => valid::impl_without_tools(block.impl_token.span),
+            Container::Mod(module) => valid::module_without_tools(module.ident.span()),
         }
     }
 
@@ -163,17 +151,11 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(Item::Impl(block)) => Container::Impl(block),
         Ok(Item::Mod(module)) if module.content.is_some() => Container::Mod(module),
         Ok(Item::Mod(module)) => {
-            errors.push(at(
-                module.ident.span(),
-                "`#[tool_box]` needs the module's items inline (`mod crm { .. }`), not in another file",
-            ));
+            errors.push(valid::module_not_inline(module.ident.span()));
             return failed(errors, module);
         }
         _ => {
-            errors.push(at(
-                first_span(&item),
-                "`#[tool_box]` goes on an inherent impl block or an inline module",
-            ));
+            errors.push(valid::not_a_box_item(first_span(&item)));
             return failed(errors, item);
         }
     };
@@ -186,10 +168,7 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
         let attribute = attrs.remove(position);
         while let Some(second) = attrs.iter().position(attr::is_tool_attribute) {
             let second = attrs.remove(second);
-            errors.push(at(
-                second.path().span(),
-                "`#[tool]` is given twice on this function",
-            ));
+            errors.push(valid::tool_twice(second.path().span()));
         }
         let args: ToolArgs = errors
             .handle(attr::from_attribute(&attribute))
@@ -249,10 +228,7 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
             if let Some(checks) = &args.check {
                 if generic {
-                    let error = at(
-                        span,
-                        "`check(..)` needs one type to build, and this impl is generic: check a built box with `toolbox::testing::check_surface` in a test of your own",
-                    );
+                    let error = valid::check_on_generic(span);
                     generated.extend(error.write_errors());
                 } else {
                     let build = match (&container, &args.register) {
@@ -288,10 +264,7 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut function: ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
-            errors.push(at(
-                first_span(&item),
-                "`#[tool]` goes on a function (or on a method inside a `#[tool_box]` impl block)",
-            ));
+            errors.push(valid::not_a_function(first_span(&item)));
             return failed(errors, item);
         }
     };
