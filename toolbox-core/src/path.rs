@@ -22,12 +22,12 @@ use crate::echo::echo;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JsonPath {
-    steps: Vec<Step>,
+    steps: Vec<PathStep>,
 }
 
 /// One step of a [`JsonPath`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
+pub enum PathStep {
     /// An object's property.
     Key(String),
     /// An array's item.
@@ -58,26 +58,26 @@ impl JsonPath {
 
     /// Steps into an object's property.
     pub fn push_key(&mut self, key: impl Into<String>) {
-        self.steps.push(Step::Key(key.into()));
+        self.steps.push(PathStep::Key(key.into()));
     }
 
     /// Steps into an array's item.
     pub fn push_index(&mut self, index: usize) {
-        self.steps.push(Step::Index(index));
+        self.steps.push(PathStep::Index(index));
     }
 
     /// Steps somewhere that cannot be named.
     pub fn push_unknown(&mut self) {
-        self.steps.push(Step::Unknown);
+        self.steps.push(PathStep::Unknown);
     }
 
     /// Steps back out, returning the step left.
-    pub fn pop(&mut self) -> Option<Step> {
+    pub fn pop(&mut self) -> Option<PathStep> {
         self.steps.pop()
     }
 
     /// The steps, outermost first.
-    pub fn steps(&self) -> &[Step] {
+    pub fn steps(&self) -> &[PathStep] {
         &self.steps
     }
 
@@ -92,9 +92,9 @@ impl fmt::Display for JsonPath {
         for (i, step) in self.steps.iter().enumerate() {
             let dot = if i == 0 { "" } else { "." };
             match step {
-                Step::Key(key) => write!(f, "{dot}{}", echo(key))?,
-                Step::Index(index) => write!(f, "[{index}]")?,
-                Step::Unknown => write!(f, "{dot}?")?,
+                PathStep::Key(key) => write!(f, "{dot}{}", echo(key))?,
+                PathStep::Index(index) => write!(f, "[{index}]")?,
+                PathStep::Unknown => write!(f, "{dot}?")?,
             }
         }
         Ok(())
@@ -129,10 +129,10 @@ mod tests {
             JsonPath::from_pointer("/a~1b/0/~0/12x"),
             JsonPath {
                 steps: vec![
-                    Step::Key("a/b".into()),
-                    Step::Index(0),
-                    Step::Key("~".into()),
-                    Step::Key("12x".into()),
+                    PathStep::Key("a/b".into()),
+                    PathStep::Index(0),
+                    PathStep::Key("~".into()),
+                    PathStep::Key("12x".into()),
                 ]
             }
         );

@@ -39,7 +39,7 @@ pub use normalize::{normalize, Adjustment, Change};
 pub use whole::Args;
 
 pub use crate::echo::{echo, ECHO_LIMIT};
-pub use crate::path::{JsonPath, Step};
+pub use crate::path::{JsonPath, PathStep};
 pub use call::{CallArguments, ToolCall};
 
 /// How deep an argument value may nest (objects and arrays), as
