@@ -276,9 +276,7 @@ impl<E: Display> ErrViaDisplay for ErrorWrap<E> {
     }
 }
 
-/// A tool parameter's type must deserialize. (Its schema is checked by the
-/// argument struct's `JsonSchema` derive, whose one error is on the
-/// parameter already: a second check here would only repeat it.)
+/// A tool parameter's type must deserialize.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it does not implement `serde::Deserialize`",
     label = "the model's JSON is deserialized into this parameter",
@@ -290,6 +288,21 @@ pub trait ToolArgument {}
 impl<T: serde::de::DeserializeOwned> ToolArgument for T {}
 
 pub fn assert_argument<T: ToolArgument + ?Sized>() {}
+
+/// A tool parameter's type must have a schema: the model is shown it. The
+/// argument struct's `JsonSchema` derive reports the missing impl too, but
+/// in schemars' words, without saying what to derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it does not implement `schemars::JsonSchema`",
+    label = "the model is shown this parameter's JSON Schema",
+    note = "derive what a parameter needs: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or implement `JsonSchema` by hand; or mark the parameter `#[inject]` if it comes from the context"
+)]
+pub trait ToolArgumentSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema + ?Sized> ToolArgumentSchema for T {}
+
+pub fn assert_argument_schema<T: ToolArgumentSchema + ?Sized>() {}
 
 /// A tool's result must serialize.
 #[diagnostic::on_unimplemented(

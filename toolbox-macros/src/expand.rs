@@ -189,7 +189,10 @@ fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
             } => inner,
             _ => continue,
         };
-        checks.push(quote_spanned! {ty.span()=> #private::assert_argument::<#ty>(); });
+        checks.push(quote_spanned! {ty.span()=>
+            #private::assert_argument::<#ty>();
+            #private::assert_argument_schema::<#ty>();
+        });
     }
     if let Some(ty) = output_type(tool) {
         checks.push(quote_spanned! {ty.span()=> #private::assert_output::<#ty>(); });
