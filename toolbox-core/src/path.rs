@@ -42,14 +42,17 @@ impl JsonPath {
         JsonPath::default()
     }
 
-    /// A JSON Pointer (`/filters/tags/1`, RFC 6901) as a path: a token of
-    /// digits is an index.
+    /// A JSON Pointer (`/filters/tags/1`, RFC 6901) as a path: a token
+    /// written as an array index (`0`, or digits without a leading zero) is
+    /// an index, any other a key.
     pub fn from_pointer(pointer: &str) -> Self {
         let mut path = JsonPath::root();
         for token in pointer.split('/').skip(1) {
             let token = token.replace("~1", "/").replace("~0", "~");
+            let index_form = token == "0"
+                || (!token.starts_with('0') && token.bytes().all(|b| b.is_ascii_digit()));
             match token.parse::<usize>() {
-                Ok(index) if token.bytes().all(|b| b.is_ascii_digit()) => path.push_index(index),
+                Ok(index) if index_form => path.push_index(index),
                 _ => path.push_key(token),
             }
         }
@@ -79,11 +82,6 @@ impl JsonPath {
     /// The steps, outermost first.
     pub fn steps(&self) -> &[PathStep] {
         &self.steps
-    }
-
-    /// Whether this is the arguments as a whole.
-    pub fn is_root(&self) -> bool {
-        self.steps.is_empty()
     }
 }
 
@@ -126,13 +124,17 @@ mod tests {
         path.push_key("line\nbreak");
         assert_eq!(path.to_string(), "[0].a b.?.line\\nbreak");
         assert_eq!(
-            JsonPath::from_pointer("/a~1b/0/~0/12x"),
+            JsonPath::from_pointer("/a~1b/0/~0/12x/10/007/+1/"),
             JsonPath {
                 steps: vec![
                     PathStep::Key("a/b".into()),
                     PathStep::Index(0),
                     PathStep::Key("~".into()),
                     PathStep::Key("12x".into()),
+                    PathStep::Index(10),
+                    PathStep::Key("007".into()),
+                    PathStep::Key("+1".into()),
+                    PathStep::Key("".into()),
                 ]
             }
         );

@@ -415,16 +415,11 @@ fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
         Err(error) => {
             let pointer = error.instance_path().to_string();
             Err(ToolError::invalid_arguments(
-                path_of(&pointer),
+                toolbox_core::args::JsonPath::from_pointer(&pointer).to_string(),
                 toolbox_core::args::echo(&error.to_string()).into_owned(),
             ))
         }
     }
-}
-
-/// A JSON pointer (`/filters/tags/1`) as toolbox writes paths (`filters.tags[1]`).
-fn path_of(pointer: &str) -> String {
-    toolbox_core::args::JsonPath::from_pointer(pointer).to_string()
 }
 
 impl McpToolBox {
