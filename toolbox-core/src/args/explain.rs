@@ -7,29 +7,24 @@ use serde_json::Value;
 
 use crate::echo::{cut, echo, received};
 use crate::error::ToolError;
-use crate::path::JsonPath;
+use crate::path::{JsonPath, PathStep};
 
 /// An invalid-arguments error at `path`, explained with the value found
 /// there.
-pub(super) fn invalid_at(
-    root: &Value,
-    path: &serde_path_to_error::Path,
-    message: &str,
-) -> ToolError {
+pub(super) fn invalid_at(root: &Value, path: &[PathStep], message: &str) -> ToolError {
     let mut at = Some(root);
     let mut text = JsonPath::root();
-    for segment in path.iter() {
-        use serde_path_to_error::Segment;
-        match segment {
-            Segment::Seq { index } => {
+    for step in path {
+        match step {
+            PathStep::Index(index) => {
                 at = at.and_then(|v| v.get(*index));
                 text.push_index(*index);
             }
-            Segment::Map { key: name } | Segment::Enum { variant: name } => {
+            PathStep::Key(name) => {
                 at = at.and_then(|v| v.get(name.as_str()));
                 text.push_key(name.as_str());
             }
-            Segment::Unknown => {
+            PathStep::Unknown => {
                 at = None;
                 text.push_unknown();
             }

@@ -5,9 +5,10 @@
 //! bridges), as an object (Anthropic, Gemini), as `null` for "no arguments",
 //! or double-encoded. [`Arguments`] carries either form to the box unparsed,
 //! and [`Arguments::deserialize`] reads it straight into the tool's type with
-//! `serde_json`'s own deserializers, so a tool accepts exactly what
-//! `serde_json` accepts. Only on failure is the input read a second time to
-//! name the JSON path, the value received and what would be accepted.
+//! one deserializer of its own that accepts, form by form, exactly what
+//! `serde_json` accepts, and is the only one an argument type is compiled
+//! for. Its errors carry the JSON path; on failure the input is read as a
+//! `Value` to name the value received and what would be accepted.
 //!
 //! Everything about arguments is here, one way in: [`Arguments`] and its
 //! deserializers, [`Args<T>`] (a tool's whole argument object as one
@@ -31,6 +32,7 @@ use crate::error::ToolError;
 mod call;
 mod explain;
 pub(crate) mod normalize;
+mod read;
 mod whole;
 
 pub(crate) use explain::explain;
@@ -135,9 +137,9 @@ impl<'a> Arguments<'a> {
             // The common case, an object, deserializes right here; `null`,
             // text in a string and errors take the way out of line.
             Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
-                match T::deserialize(value) {
+                match read::from_value::<T>(value) {
                     Ok(parsed) => Ok(parsed),
-                    Err(first) => Err(explain_value::<T>(value, first)),
+                    Err(first) => Err(explain_value(value, first)),
                 }
             }
             Arguments::Value(value) => from_any_value(value),
@@ -171,14 +173,14 @@ impl<'a> Arguments<'a> {
         match self {
             Arguments::Text(text) => {
                 if opens_object(text) {
-                    if let Ok(parsed) = serde_json::from_str::<T>(text) {
+                    if let Ok(parsed) = read::from_text::<T>(text) {
                         return Ok(parsed);
                     }
                 }
                 tool_fallback::<T>(self)
             }
             Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
-                match T::deserialize(value) {
+                match read::from_value::<T>(value) {
                     Ok(parsed) => Ok(parsed),
                     Err(_) => tool_fallback::<T>(self),
                 }
@@ -289,25 +291,26 @@ fn from_any_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
 #[inline]
 fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
     check_depth(value)?;
-    match T::deserialize(value) {
+    match read::from_value::<T>(value) {
         Ok(parsed) => Ok(parsed),
-        Err(first) => Err(explain_value::<T>(value, first)),
+        Err(first) => Err(explain_value(value, first)),
     }
 }
 
-/// Re-reads `value` with the path tracked, to name where the error is.
+/// Says where in `value` reading failed, what is there and what would be
+/// accepted. Not generic: the error already carries its path.
 #[cold]
-fn explain_value<T: DeserializeOwned>(value: &Value, first: serde_json::Error) -> ToolError {
-    error_at::<T>(value)
-        .unwrap_or_else(|| ToolError::invalid_arguments("", explain(&first.to_string(), None)))
-}
-
-/// The error `T` meets in `value`, at its path, or `None` when `value`
-/// deserializes.
-fn error_at<T: DeserializeOwned>(value: &Value) -> Option<ToolError> {
-    let error = serde_path_to_error::deserialize::<_, T>(value).err()?;
-    let path = error.path().clone();
-    Some(invalid_at(value, &path, &error.into_inner().to_string()))
+#[inline(never)]
+fn explain_value(value: &Value, error: read::ReadError) -> ToolError {
+    match error.into_failed() {
+        read::Failed::Data { message, path } => invalid_at(value, &path, &message),
+        read::Failed::Syntax => {
+            ToolError::invalid_arguments("", "the arguments are not valid JSON")
+        }
+        read::Failed::TextOnly(message) => {
+            ToolError::invalid_arguments("", explain(&message, None))
+        }
+    }
 }
 
 #[inline(always)]
@@ -315,7 +318,7 @@ fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError>
     // The common case, an object, goes straight to serde_json (which skips
     // the same whitespace); the rest, and errors, read the trimmed text.
     if opens_object(text) {
-        if let Ok(parsed) = serde_json::from_str::<T>(text) {
+        if let Ok(parsed) = read::from_text::<T>(text) {
             return Ok(parsed);
         }
     }
@@ -336,9 +339,9 @@ fn opens_object(text: &str) -> bool {
 #[inline(never)]
 fn from_other_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
     match other_text(text, depth) {
-        OtherText::Object(trimmed) => match serde_json::from_str::<T>(trimmed) {
+        OtherText::Object(trimmed) => match read::from_text::<T>(trimmed) {
             Ok(parsed) => Ok(parsed),
-            Err(first) => Err(explain_text::<T>(trimmed, first)),
+            Err(first) => text_refused::<T>(trimmed, first),
         },
         OtherText::Empty => from_value(&Value::Object(Map::new())),
         OtherText::Encoded(inner) => from_text(&inner, 1),
@@ -377,19 +380,41 @@ fn other_text(text: &str, depth: u8) -> OtherText<'_> {
     }
 }
 
-/// Explains why text that looked like an object did not deserialize: not
-/// JSON at all, or a value at some path the type refuses.
+/// Text that looked like an object and did not read: not JSON at all
+/// (serde_json's parse says how), or read again as a `Value` to say at
+/// which path the type refuses what.
 #[cold]
-fn explain_text<T: DeserializeOwned>(text: &str, first: serde_json::Error) -> ToolError {
-    if first.is_syntax() || first.is_eof() {
-        return not_json(&first);
+#[inline(never)]
+fn text_refused<T: DeserializeOwned>(text: &str, first: read::ReadError) -> Result<T, ToolError> {
+    let (value, message) = text_failure(text, first)?;
+    match read::from_value::<T>(&value) {
+        Err(error) => Err(explain_value(&value, error)),
+        // Only the text form refuses it (a duplicate key): say so.
+        Ok(_) if message.is_some() => Err(ToolError::invalid_arguments(
+            "",
+            explain(message.as_deref().unwrap_or_default(), None),
+        )),
+        Ok(parsed) => Ok(parsed),
     }
+}
+
+/// Why text did not read, decided once for every argument type: an error
+/// to give, or the text as a `Value` with the text reader's message (`None`
+/// when the reader saw no JSON where serde_json does: the `Value` decides).
+fn text_failure(text: &str, first: read::ReadError) -> Result<(Value, Option<String>), ToolError> {
+    let message = match first.into_failed() {
+        read::Failed::TextOnly(message) => {
+            return Err(ToolError::invalid_arguments(
+                "",
+                format!("the arguments are not valid JSON ({message}); send a JSON object"),
+            ))
+        }
+        read::Failed::Syntax => None,
+        read::Failed::Data { message, .. } => Some(message),
+    };
     match serde_json::from_str::<Value>(text) {
-        Err(error) => not_json(&error),
-        // `None`: only the text form refuses it (a duplicate key): say so.
-        Ok(value) => error_at::<T>(&value).unwrap_or_else(|| {
-            ToolError::invalid_arguments("", explain(&without_position(&first), None))
-        }),
+        Err(error) => Err(not_json(&error)),
+        Ok(value) => Ok((value, message)),
     }
 }
 
@@ -412,13 +437,6 @@ fn not_json(error: &serde_json::Error) -> ToolError {
         "",
         format!("the arguments are not valid JSON ({error}); send a JSON object"),
     )
-}
-
-fn without_position(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    let suffix = format!(" at line {} column {}", error.line(), error.column());
-    text.strip_suffix(&suffix)
-        .map_or(text.clone(), str::to_owned)
 }
 
 /// Refuses values nested deeper than [`MAX_DEPTH`].
