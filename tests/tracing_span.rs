@@ -103,8 +103,9 @@ fn every_call_is_an_execute_tool_span_with_gen_ai_attributes() {
     let spans = recorder.spans.lock().unwrap();
     assert_eq!(spans.len(), 3);
     let (name, ok) = &spans[0];
-    assert_eq!(name, "execute_tool");
-    assert_eq!(ok["otel.name"], "execute_tool weather");
+    // The name is the callsite's, made once per tool: no `otel.name`.
+    assert_eq!(name, "execute_tool weather");
+    assert!(!ok.contains_key("otel.name"), "{ok:?}");
     assert_eq!(ok["gen_ai.operation.name"], "execute_tool");
     assert_eq!(ok["gen_ai.tool.name"], "weather");
     assert_eq!(ok["gen_ai.tool.type"], "function");
@@ -116,4 +117,49 @@ fn every_call_is_an_execute_tool_span_with_gen_ai_attributes() {
     assert!(!spans[2].1.contains_key("gen_ai.tool.call.id"));
     // The tool's own events happen inside its call's span.
     assert_eq!(*recorder.events_inside.lock().unwrap(), [1, 2]);
+}
+
+/// A name past the per-tool callsites' limit (or after 4,096 others) opens
+/// its span on the shared callsite, named `execute_tool` with the name in
+/// `otel.name` (which OpenTelemetry exporters take as the span's name);
+/// either way the name is escaped as logs show it.
+#[test]
+fn a_name_past_the_limits_shares_one_callsite() {
+    struct Any;
+    impl ToolBox for Any {
+        fn specifications(&self, _: &Context) -> Vec<toolbox::ToolSpecification> {
+            Vec::new()
+        }
+        fn dispatch<'a>(
+            &'a self,
+            _: &'a str,
+            _: toolbox::Arguments<'a>,
+            _: &'a Context,
+        ) -> toolbox::DispatchFuture<'a> {
+            toolbox::DispatchFuture::ready(Ok(toolbox::ToolResponse::text("ok")))
+        }
+    }
+    let recorder = Recorder::default();
+    let long = format!("tool_{}\n", "x".repeat(150));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || {
+        runtime.block_on(async {
+            let handler = ToolHandler::empty();
+            Any.call(&long, &json!({}), &Context::new(), &handler).await;
+            Any.call("a\u{7}b", &json!({}), &Context::new(), &handler)
+                .await;
+        })
+    });
+    let spans = recorder.spans.lock().unwrap();
+    assert_eq!(spans.len(), 2);
+    let shown = format!("tool_{}\\n", "x".repeat(150));
+    assert_eq!(spans[0].0, "execute_tool");
+    assert_eq!(spans[0].1["otel.name"], format!("execute_tool {shown}"));
+    assert_eq!(spans[0].1["gen_ai.tool.name"], shown);
+    // A short name has its own callsite, its name escaped once.
+    assert_eq!(spans[1].0, "execute_tool a\\u0007b");
+    assert_eq!(spans[1].1["gen_ai.tool.name"], "a\\u0007b");
+    assert!(!spans[1].1.contains_key("otel.name"));
 }

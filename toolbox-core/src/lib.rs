@@ -64,6 +64,7 @@ pub use {schemars, serde, serde_json};
 mod private;
 mod response;
 pub mod schema;
+mod span;
 mod spec;
 pub mod testing;
 mod toolbox;

@@ -18,7 +18,6 @@ use tracing::Span;
 
 use crate::dispatch::into_response;
 use crate::dispatch::{BoxFuture, DispatchResult};
-use crate::echo::echo;
 use crate::handler::ToolStart;
 use crate::panic::panicked;
 use crate::{
@@ -127,20 +126,7 @@ impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
         cx: &mut TaskContext<'_>,
     ) -> Poll<ToolResponse> {
         let call_id = ctx.call_id();
-        // Every value is displayed (`%`: a log line writes it as it is,
-        // with no escaping), and `otel.kind` is left to its default
-        // (`internal`, what OpenTelemetry assumes without it).
-        let shown = echo(name);
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.name = %format_args!("execute_tool {shown}"),
-            gen_ai.operation.name = %"execute_tool",
-            gen_ai.tool.name = %shown,
-            gen_ai.tool.type = %"function",
-            gen_ai.tool.call.id = call_id.map(tracing::field::display),
-            error.type = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-        );
+        let span = crate::span::execute_tool(name, call_id);
         let observation = Observation::start(handler, name, call_id, arguments, span);
         let result = if ctx.is_cancelled() {
             Ok(Err(ToolError::Cancelled))

@@ -584,34 +584,18 @@ fn visit_items<'de, V: Visitor<'de>>(
     items: &'de [Value],
     visitor: V,
 ) -> Result<V::Value, ReadError> {
-    let len = items.len();
-    let mut access = ValueSeq {
-        items: items.iter(),
-        index: 0,
-    };
-    let seq = visitor.visit_seq(&mut access)?;
-    if access.items.len() == 0 {
-        Ok(seq)
-    } else {
-        Err(de::Error::invalid_length(len, &"fewer elements in array"))
-    }
+    visit_seq(Seq::Value(items.iter()), items.len(), visitor)
 }
 
 fn visit_entries<'de, V: Visitor<'de>>(
     map: &'de Map<String, Value>,
     visitor: V,
 ) -> Result<V::Value, ReadError> {
-    let len = map.len();
-    let mut access = ValueMap {
+    let entries = MapSrc::Value {
         entries: map.iter(),
         entry: None,
     };
-    let value = visitor.visit_map(&mut access)?;
-    if access.entries.len() == 0 {
-        Ok(value)
-    } else {
-        Err(de::Error::invalid_length(len, &"fewer elements in map"))
-    }
+    visit_map(entries, map.len(), visitor)
 }
 
 fn visit_text_seq<'de, V: Visitor<'de>>(
@@ -619,12 +603,7 @@ fn visit_text_seq<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value, ReadError> {
     cursor.enter()?;
-    let value = visitor.visit_seq(TextSeq {
-        cursor: &mut *cursor,
-        index: 0,
-    })?;
-    cursor.leave(b']')?;
-    Ok(value)
+    visit_seq(Seq::Text(cursor), 0, visitor)
 }
 
 fn visit_text_map<'de, V: Visitor<'de>>(
@@ -632,12 +611,37 @@ fn visit_text_map<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value, ReadError> {
     cursor.enter()?;
-    let value = visitor.visit_map(TextMap {
-        cursor: &mut *cursor,
+    let entries = MapSrc::Text {
+        cursor,
         first: true,
         key: None,
-    })?;
-    cursor.leave(b'}')?;
+    };
+    visit_map(entries, 0, visitor)
+}
+
+/// A visitor's sequence, from either form: one `SeqAccess` type, so the
+/// visitor's `visit_seq` is compiled once.
+fn visit_seq<'de, V: Visitor<'de>>(
+    src: Seq<'_, 'de>,
+    len: usize,
+    visitor: V,
+) -> Result<V::Value, ReadError> {
+    let mut seq = SeqReader { src, index: 0 };
+    let value = visitor.visit_seq(&mut seq)?;
+    seq.end(len)?;
+    Ok(value)
+}
+
+/// A visitor's map, from either form: one `MapAccess` type, so the
+/// visitor's `visit_map` is compiled once.
+fn visit_map<'de, V: Visitor<'de>>(
+    src: MapSrc<'_, 'de>,
+    len: usize,
+    visitor: V,
+) -> Result<V::Value, ReadError> {
+    let mut map = MapReader(src);
+    let value = visitor.visit_map(&mut map)?;
+    map.end(len)?;
     Ok(value)
 }
 
@@ -933,12 +937,29 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
 // ---------------------------------------------------------------------------
 // Sequences and maps.
 
-struct ValueSeq<'de> {
-    items: std::slice::Iter<'de, Value>,
+enum Seq<'r, 'de> {
+    Value(std::slice::Iter<'de, Value>),
+    Text(&'r mut Cursor<'de>),
+}
+
+struct SeqReader<'r, 'de> {
+    src: Seq<'r, 'de>,
     index: usize,
 }
 
-impl<'de> de::SeqAccess<'de> for ValueSeq<'de> {
+impl SeqReader<'_, '_> {
+    /// Every item read: for a value, none left (serde_json's check); for
+    /// text, the closing bracket.
+    fn end(self, len: usize) -> Result<(), ReadError> {
+        match self.src {
+            Seq::Value(items) if items.len() == 0 => Ok(()),
+            Seq::Value(_) => Err(de::Error::invalid_length(len, &"fewer elements in array")),
+            Seq::Text(cursor) => cursor.leave(b']'),
+        }
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
     type Error = ReadError;
 
     #[inline]
@@ -946,28 +967,89 @@ impl<'de> de::SeqAccess<'de> for ValueSeq<'de> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, ReadError> {
-        let Some(item) = self.items.next() else {
-            return Ok(None);
+        let src = match &mut self.src {
+            Seq::Value(items) => match items.next() {
+                Some(item) => Src::Value(item),
+                None => return Ok(None),
+            },
+            Seq::Text(cursor) => {
+                match cursor.peek() {
+                    Some(b']') => return Ok(None),
+                    Some(b',') if self.index > 0 => {
+                        cursor.eat();
+                        if matches!(cursor.peek(), Some(b']') | None) {
+                            return Err(ReadError::syntax());
+                        }
+                    }
+                    Some(_) if self.index == 0 => {}
+                    _ => return Err(ReadError::syntax()),
+                }
+                Src::Text(&mut **cursor)
+            }
         };
         let index = self.index;
         self.index += 1;
-        match seed.deserialize(Reader(Src::Value(item))) {
+        match seed.deserialize(Reader(src)) {
             Ok(value) => Ok(Some(value)),
             Err(error) => Err(error.at(|| PathStep::Index(index))),
         }
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.items.len())
+        match &self.src {
+            Seq::Value(items) => Some(items.len()),
+            Seq::Text(_) => None,
+        }
     }
 }
 
-struct ValueMap<'de> {
-    entries: serde_json::map::Iter<'de>,
-    entry: Option<(&'de str, &'de Value)>,
+enum MapSrc<'r, 'de> {
+    Value {
+        entries: serde_json::map::Iter<'de>,
+        entry: Option<(&'de str, &'de Value)>,
+    },
+    Text {
+        cursor: &'r mut Cursor<'de>,
+        first: bool,
+        key: Option<Cow<'de, str>>,
+    },
 }
 
-impl<'de> de::MapAccess<'de> for ValueMap<'de> {
+struct MapReader<'r, 'de>(MapSrc<'r, 'de>);
+
+impl MapReader<'_, '_> {
+    /// The entry's key is done with.
+    #[inline]
+    fn forget_key(&mut self) {
+        match &mut self.0 {
+            MapSrc::Value { entry, .. } => *entry = None,
+            MapSrc::Text { key, .. } => *key = None,
+        }
+    }
+
+    /// An error under the current entry: its path names the key.
+    #[cold]
+    fn key_failed(&mut self, error: ReadError) -> ReadError {
+        let error = match &self.0 {
+            MapSrc::Value { entry, .. } => error.at_key(entry.map(|(key, _)| key)),
+            MapSrc::Text { key, .. } => error.at_key(key.as_deref()),
+        };
+        self.forget_key();
+        error
+    }
+
+    /// Every entry read: for a value, none left (serde_json's check); for
+    /// text, the closing brace.
+    fn end(self, len: usize) -> Result<(), ReadError> {
+        match self.0 {
+            MapSrc::Value { entries, .. } if entries.len() == 0 => Ok(()),
+            MapSrc::Value { .. } => Err(de::Error::invalid_length(len, &"fewer elements in map")),
+            MapSrc::Text { cursor, .. } => cursor.leave(b'}'),
+        }
+    }
+}
+
+impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
     type Error = ReadError;
 
     #[inline]
@@ -975,115 +1057,76 @@ impl<'de> de::MapAccess<'de> for ValueMap<'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, ReadError> {
-        let Some((key, value)) = self.entries.next() else {
-            return Ok(None);
+        // One call of the seed for both forms, so it is inlined once.
+        let key = match &mut self.0 {
+            MapSrc::Value { entries, entry } => {
+                let Some((key, value)) = entries.next() else {
+                    return Ok(None);
+                };
+                *entry = Some((key, value));
+                Key {
+                    key: Cow::Borrowed(key),
+                    raw: None,
+                }
+            }
+            MapSrc::Text { cursor, first, .. } => {
+                match cursor.peek() {
+                    Some(b'}') => return Ok(None),
+                    Some(b'"') if *first => {}
+                    Some(b',') if !*first => {
+                        cursor.eat();
+                        if cursor.peek() != Some(b'"') {
+                            return Err(ReadError::syntax());
+                        }
+                    }
+                    _ => return Err(ReadError::syntax()),
+                }
+                *first = false;
+                let (name, raw) = cursor.string()?;
+                Key {
+                    key: name,
+                    raw: Some(raw),
+                }
+            }
         };
-        self.entry = Some((key, value));
-        match seed.deserialize(Key {
-            key: Cow::Borrowed(key),
-            raw: None,
-        }) {
-            Ok(key) => Ok(Some(key)),
-            Err(error) => Err(error.at_key(Some(key))),
+        if let MapSrc::Text { key: last, .. } = &mut self.0 {
+            *last = Some(key.key.clone());
+        }
+        match seed.deserialize(key) {
+            Ok(value) => Ok(Some(value)),
+            Err(error) => Err(self.key_failed(error)),
         }
     }
 
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ReadError> {
-        let Some((key, value)) = self.entry.take() else {
-            return Err(de::Error::custom("value is missing"));
+        let src = match &mut self.0 {
+            MapSrc::Value { entry, .. } => match entry {
+                Some((_, value)) => Src::Value(value),
+                None => return Err(de::Error::custom("value is missing")),
+            },
+            MapSrc::Text { cursor, .. } => {
+                if cursor.peek() != Some(b':') {
+                    return Err(ReadError::syntax());
+                }
+                cursor.eat();
+                Src::Text(&mut **cursor)
+            }
         };
-        seed.deserialize(Reader(Src::Value(value)))
-            .map_err(|error| error.at_key(Some(key)))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.entries.len())
-    }
-}
-
-struct TextSeq<'r, 'de> {
-    cursor: &'r mut Cursor<'de>,
-    index: usize,
-}
-
-impl<'de> de::SeqAccess<'de> for TextSeq<'_, 'de> {
-    type Error = ReadError;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, ReadError> {
-        match self.cursor.peek() {
-            Some(b']') => return Ok(None),
-            Some(b',') if self.index > 0 => {
-                self.cursor.eat();
-                if matches!(self.cursor.peek(), Some(b']') | None) {
-                    return Err(ReadError::syntax());
-                }
-            }
-            Some(_) if self.index == 0 => {}
-            _ => return Err(ReadError::syntax()),
-        }
-        let index = self.index;
-        self.index += 1;
-        match seed.deserialize(Reader(Src::Text(&mut *self.cursor))) {
-            Ok(value) => Ok(Some(value)),
-            Err(error) => Err(error.at(|| PathStep::Index(index))),
-        }
-    }
-}
-
-struct TextMap<'r, 'de> {
-    cursor: &'r mut Cursor<'de>,
-    first: bool,
-    key: Option<Cow<'de, str>>,
-}
-
-impl<'de> de::MapAccess<'de> for TextMap<'_, 'de> {
-    type Error = ReadError;
-
-    #[inline]
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, ReadError> {
-        match self.cursor.peek() {
-            Some(b'}') if self.first => return Ok(None),
-            Some(b'"') if self.first => {}
-            Some(b'}') => return Ok(None),
-            Some(b',') if !self.first => {
-                self.cursor.eat();
-                if self.cursor.peek() != Some(b'"') {
-                    return Err(ReadError::syntax());
-                }
-            }
-            _ => return Err(ReadError::syntax()),
-        }
-        self.first = false;
-        let (key, raw) = self.cursor.string()?;
-        let result = seed.deserialize(Key {
-            key: key.clone(),
-            raw: Some(raw),
-        });
-        match result {
+        match seed.deserialize(Reader(src)) {
             Ok(value) => {
-                self.key = Some(key);
-                Ok(Some(value))
+                self.forget_key();
+                Ok(value)
             }
-            Err(error) => Err(error.at_key(Some(&key))),
+            Err(error) => Err(self.key_failed(error)),
         }
     }
 
-    #[inline]
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ReadError> {
-        if self.cursor.peek() != Some(b':') {
-            return Err(ReadError::syntax());
+    fn size_hint(&self) -> Option<usize> {
+        match &self.0 {
+            MapSrc::Value { entries, .. } => Some(entries.len()),
+            MapSrc::Text { .. } => None,
         }
-        self.cursor.eat();
-        let key = self.key.take();
-        seed.deserialize(Reader(Src::Text(&mut *self.cursor)))
-            .map_err(|error| error.at_key(key.as_deref()))
     }
 }
 
