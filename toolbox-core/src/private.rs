@@ -110,7 +110,7 @@ pub fn check_surfaces<B: ToolBox + ?Sized>(toolbox: &B, providers: &[Provider]) 
 
 /// The argument schema of a generated argument struct (always an object).
 pub fn parameters<T: schemars::JsonSchema>() -> Value {
-    crate::schema::arguments_schema::<T>().unwrap_or_else(|_| crate::schema::empty_object_schema())
+    crate::schema::parameters_of::<T>()
 }
 
 /// An opaque (`impl Serialize`) result: serialized, then dropped, neither
@@ -162,7 +162,33 @@ pub fn unknown_error(name: &str, names: &[&str]) -> Result<(), ToolError> {
 pub fn check<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
     arguments: Arguments<'_>,
 ) -> Result<(), ToolError> {
-    arguments.deserialize_tool::<T>().map(drop)
+    match arguments.deserialize_tool::<T>() {
+        Ok(_) => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// A generated tool's specification, built by code compiled once.
+#[allow(clippy::too_many_arguments)]
+pub fn specification(
+    name: &str,
+    title: Option<&str>,
+    description: &str,
+    parameters: Value,
+    output_schema: Option<Value>,
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+) -> ToolSpecification {
+    ToolSpecification {
+        name: name.to_owned(),
+        title: title.map(str::to_owned),
+        description: description.to_owned(),
+        parameters,
+        output_schema,
+        annotations: annotations(read_only, destructive, idempotent, open_world),
+    }
 }
 
 pub fn annotations(

@@ -138,7 +138,7 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
     let name = &tool.name;
     let description = tool.description.clone().unwrap_or_default();
     let title = match &tool.args.title {
-        Some(title) => quote!(::core::option::Option::Some(::std::string::String::from(#title))),
+        Some(title) => quote!(::core::option::Option::Some(#title)),
         None => quote!(::core::option::Option::None),
     };
     let flag = |flag: &darling::util::Flag| {
@@ -165,14 +165,17 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        #krate::macro_support::ToolSpecification {
-            name: ::std::string::String::from(#name),
-            title: #title,
-            description: ::std::string::String::from(#description),
-            parameters: #parameters,
-            output_schema: #output,
-            annotations: #krate::macro_support::annotations(#read_only, #destructive, #idempotent, #open_world),
-        }
+        #krate::macro_support::specification(
+            #name,
+            #title,
+            #description,
+            #parameters,
+            #output,
+            #read_only,
+            #destructive,
+            #idempotent,
+            #open_world,
+        )
     }
 }
 

@@ -130,20 +130,13 @@ impl<'a> Arguments<'a> {
     /// `serde_json` accepts for the normalized object (`from_str` for text,
     /// `from_value` for a value). On failure the error names the JSON path,
     /// the value received and what would be accepted.
-    #[inline(always)]
     pub fn deserialize<T: DeserializeOwned>(self) -> Result<T, ToolError> {
-        match self {
-            Arguments::Text(text) => from_text(text, 0),
-            // The common case, an object, deserializes right here; `null`,
-            // text in a string and errors take the way out of line.
-            Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
-                match read::from_value::<T>(value) {
-                    Ok(parsed) => Ok(parsed),
-                    Err(first) => Err(explain_value(value, first)),
-                }
-            }
-            Arguments::Value(value) => from_any_value(value),
-        }
+        // Everything but the read itself is decided by code compiled once.
+        let mut parsed = None;
+        let result = intake(self, &mut |input: read::Input<'_>| {
+            read::read_into(input, &mut parsed)
+        });
+        kept(result, parsed)
     }
 
     /// Deserializes the arguments of a tool whose argument schema is `T`'s,
@@ -166,43 +159,29 @@ impl<'a> Arguments<'a> {
     /// let search: Search = Arguments::from(&arguments).deserialize_tool().unwrap();
     /// assert_eq!(search.limit, 10);
     /// ```
-    #[inline(always)]
+    #[inline]
     pub fn deserialize_tool<T: DeserializeOwned + JsonSchema>(self) -> Result<T, ToolError> {
-        // The fast path is `deserialize`'s, to the instruction; anything
-        // else (other forms, errors, the second try) is out of line.
-        match self {
-            Arguments::Text(text) => {
-                if opens_object(text) {
-                    if let Ok(parsed) = read::from_text::<T>(text) {
-                        return Ok(parsed);
-                    }
-                }
-                tool_fallback::<T>(self)
-            }
-            Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
-                match read::from_value::<T>(value) {
-                    Ok(parsed) => Ok(parsed),
-                    Err(_) => tool_fallback::<T>(self),
-                }
-            }
-            Arguments::Value(_) => tool_fallback::<T>(self),
-        }
+        // Only the read itself is compiled per type; the fast path (a
+        // well-formed object in either form) is inlined, the rest (other
+        // forms, errors, the second try) is out of line.
+        let mut parsed = None;
+        let result = tool_intake(
+            self,
+            crate::schema::parameters_of::<T>,
+            &mut |input: read::Input<'_>| read::read_into(input, &mut parsed),
+        );
+        kept(result, parsed)
     }
 
     /// The arguments as a JSON object: a value borrowed as is, text parsed
     /// once. For boxes that forward arguments rather than deserialize them.
     pub fn to_value(self) -> Result<Cow<'a, Value>, ToolError> {
         match self {
-            Arguments::Value(value) => match value {
-                Value::Object(_) => {
-                    check_depth(value)?;
-                    Ok(Cow::Borrowed(value))
-                }
-                Value::Null => Ok(Cow::Owned(Value::Object(Map::new()))),
-                Value::String(text) => from_text(text, 0).map(Cow::Owned),
-                other => Err(not_an_object(other)),
-            },
-            Arguments::Text(text) => from_text(text, 0).map(Cow::Owned),
+            Arguments::Value(value @ Value::Object(_)) => {
+                check_depth(value)?;
+                Ok(Cow::Borrowed(value))
+            }
+            other => other.deserialize::<Value>().map(Cow::Owned),
         }
     }
 
@@ -223,29 +202,104 @@ impl<'a> Arguments<'a> {
     }
 }
 
-/// [`Arguments::deserialize_tool`] past its fast path: the intake's other
-/// forms and its error, then the second try.
-#[cold]
-#[inline(never)]
-fn tool_fallback<T: DeserializeOwned + JsonSchema>(
-    arguments: Arguments<'_>,
-) -> Result<T, ToolError> {
-    match arguments.deserialize::<T>() {
-        Ok(parsed) => Ok(parsed),
-        Err(error) => without_absent_nulls::<T>(arguments, error),
+/// What the intake kept, or its error.
+#[inline]
+fn kept<T>(result: Result<(), ToolError>, parsed: Option<T>) -> Result<T, ToolError> {
+    match result {
+        Ok(()) => match parsed {
+            Some(parsed) => Ok(parsed),
+            None => Err(unread()),
+        },
+        Err(error) => Err(error),
     }
 }
 
-/// The second try of [`Arguments::deserialize_tool`].
+/// The input of the fast path: an object, or text that opens one.
+#[inline]
+fn fast_input(arguments: Arguments<'_>) -> Option<read::Input<'_>> {
+    match arguments {
+        Arguments::Text(text) if opens_object(text) => Some(read::Input::Text(text)),
+        Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
+            Some(read::Input::Value(value))
+        }
+        _ => None,
+    }
+}
+
+/// A tool's intake: the fast path, else [`intake`], then the second try
+/// without the `null`s of absent properties.
+#[inline]
+fn tool_intake(
+    arguments: Arguments<'_>,
+    schema: fn() -> Value,
+    read_one: &mut ReadOne<'_>,
+) -> Result<(), ToolError> {
+    if let Some(input) = fast_input(arguments) {
+        if read_one(input).is_ok() {
+            return Ok(());
+        }
+    }
+    tool_fallback(arguments, schema, read_one)
+}
+
+/// [`tool_intake`] past its fast path.
 #[cold]
 #[inline(never)]
-fn without_absent_nulls<T: DeserializeOwned + JsonSchema>(
+fn tool_fallback(
+    arguments: Arguments<'_>,
+    schema: fn() -> Value,
+    read_one: &mut ReadOne<'_>,
+) -> Result<(), ToolError> {
+    match intake(arguments, read_one) {
+        Ok(()) => Ok(()),
+        Err(error) => retry_without_absent_nulls(arguments, error, schema, read_one),
+    }
+}
+
+/// Reads an argument type from one input (and keeps it): the only part of
+/// the intake compiled per type.
+type ReadOne<'r> = dyn FnMut(read::Input<'_>) -> Result<(), read::ReadError> + 'r;
+
+/// Never seen: the intake returns `Ok` only after a read that kept its
+/// value.
+#[cold]
+fn unread() -> ToolError {
+    ToolError::invalid_arguments("", "the arguments were not read")
+}
+
+/// The intake: the arguments' form decided, read with `read_one`, and on
+/// failure read again as a `Value` to say where and what.
+fn intake(arguments: Arguments<'_>, read_one: &mut ReadOne<'_>) -> Result<(), ToolError> {
+    let input = plan(arguments)?;
+    let first = match read_one(input.as_input()) {
+        Ok(()) => return Ok(()),
+        Err(error) => error,
+    };
+    let (value, message) = refused(input.as_input(), first)?;
+    match read_one(read::Input::Value(&value)) {
+        Err(error) => Err(explain_value(&value, error)),
+        // Only the text form refuses it (a duplicate key): say so.
+        Ok(()) if message.is_some() => Err(ToolError::invalid_arguments(
+            "",
+            explain(message.as_deref().unwrap_or_default(), None),
+        )),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// The second try of a tool's intake: the arguments again with the `null`s
+/// OpenAI strict mode sends for absent properties removed, where the
+/// schema leaves those properties optional. The first error stands when
+/// there is nothing to remove.
+#[cold]
+fn retry_without_absent_nulls(
     arguments: Arguments<'_>,
     error: ToolError,
-) -> Result<T, ToolError> {
-    let schema = || crate::schema::arguments_schema::<T>().ok();
+    schema: fn() -> Value,
+    read_one: &mut ReadOne<'_>,
+) -> Result<(), ToolError> {
     match absent_nulls_removed(arguments, &error, schema) {
-        Some(value) => Arguments::Value(&value).deserialize::<T>(),
+        Some(value) => intake(Arguments::Value(&value), read_one),
         None => Err(error),
     }
 }
@@ -256,7 +310,7 @@ fn without_absent_nulls<T: DeserializeOwned + JsonSchema>(
 fn absent_nulls_removed(
     arguments: Arguments<'_>,
     error: &ToolError,
-    schema: impl FnOnce() -> Option<Value>,
+    schema: fn() -> Value,
 ) -> Option<Value> {
     if !matches!(error, ToolError::InvalidArguments { .. }) {
         return None;
@@ -265,7 +319,7 @@ fn absent_nulls_removed(
     if !normalize::has_null(&value) {
         return None;
     }
-    let schema = schema()?;
+    let schema = schema();
     let mut value = value.into_owned();
     let changes = normalize::normalize(&schema, Dialect::Mcp, &mut value);
     if changes.is_empty() {
@@ -277,23 +331,77 @@ fn absent_nulls_removed(
     Some(value)
 }
 
-/// Arguments given as a value: an object, `null`, or text in a string.
-#[inline(never)]
-fn from_any_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
-    match value {
-        Value::Object(_) => from_value(value),
-        Value::Null => from_value(&Value::Object(Map::new())),
-        Value::String(text) => from_text(text, 0),
-        other => Err(not_an_object(other)),
+/// The arguments in the form they are read in: an object (borrowed or
+/// made: `{}` for no arguments) or the text of one (trimmed; decoded when
+/// it came in a JSON string).
+enum Planned<'a> {
+    Value(Cow<'a, Value>),
+    Text(Cow<'a, str>),
+}
+
+impl Planned<'_> {
+    fn as_input(&self) -> read::Input<'_> {
+        match self {
+            Planned::Value(value) => read::Input::Value(value),
+            Planned::Text(text) => read::Input::Text(text),
+        }
     }
 }
 
-#[inline]
-fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
-    check_depth(value)?;
-    match read::from_value::<T>(value) {
-        Ok(parsed) => Ok(parsed),
-        Err(first) => Err(explain_value(value, first)),
+/// Decides, once for every argument type, what to read: an object, `null`
+/// (no arguments), text (also double-encoded), or an error.
+fn plan(arguments: Arguments<'_>) -> Result<Planned<'_>, ToolError> {
+    match arguments {
+        Arguments::Value(value @ Value::Object(_)) => {
+            check_depth(value)?;
+            Ok(Planned::Value(Cow::Borrowed(value)))
+        }
+        Arguments::Value(Value::Null) => Ok(Planned::Value(Cow::Owned(Value::Object(Map::new())))),
+        Arguments::Value(Value::String(text)) => plan_text(text, 0),
+        Arguments::Text(text) => plan_text(text, 0),
+        Arguments::Value(other) => Err(not_an_object(other)),
+    }
+}
+
+fn plan_text(text: &str, depth: u8) -> Result<Planned<'_>, ToolError> {
+    match other_text(text, depth) {
+        OtherText::Object(trimmed) => Ok(Planned::Text(Cow::Borrowed(trimmed))),
+        OtherText::Empty => Ok(Planned::Value(Cow::Owned(Value::Object(Map::new())))),
+        OtherText::Encoded(inner) => Ok(match plan_text(&inner, 1)? {
+            Planned::Text(text) => Planned::Text(Cow::Owned(text.into_owned())),
+            Planned::Value(value) => Planned::Value(Cow::Owned(value.into_owned())),
+        }),
+        OtherText::Refused(error) => Err(error),
+    }
+}
+
+/// Why `input` did not read: an error to give, or the input as a `Value`
+/// to read again (naming the path), with the text reader's message when
+/// the text form refused what the value may not (`None` when the reader
+/// saw no JSON where serde_json does: the `Value` decides).
+#[cold]
+#[inline(never)]
+fn refused(
+    input: read::Input<'_>,
+    first: read::ReadError,
+) -> Result<(Value, Option<String>), ToolError> {
+    let text = match input {
+        read::Input::Value(value) => return Err(explain_value(value, first)),
+        read::Input::Text(text) => text,
+    };
+    let message = match first.into_failed() {
+        read::Failed::TextOnly(message) => {
+            return Err(ToolError::invalid_arguments(
+                "",
+                format!("the arguments are not valid JSON ({message}); send a JSON object"),
+            ))
+        }
+        read::Failed::Syntax => None,
+        read::Failed::Data { message, .. } => Some(message),
+    };
+    match serde_json::from_str::<Value>(text) {
+        Err(error) => Err(not_json(&error)),
+        Ok(value) => Ok((value, message)),
     }
 }
 
@@ -313,18 +421,6 @@ fn explain_value(value: &Value, error: read::ReadError) -> ToolError {
     }
 }
 
-#[inline(always)]
-fn from_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
-    // The common case, an object, goes straight to serde_json (which skips
-    // the same whitespace); the rest, and errors, read the trimmed text.
-    if opens_object(text) {
-        if let Ok(parsed) = read::from_text::<T>(text) {
-            return Ok(parsed);
-        }
-    }
-    from_other_text(text, depth)
-}
-
 /// Whether the first non-space byte of `text` is `{`. Not generic, so
 /// each argument type does not compile its own copy.
 #[inline]
@@ -334,26 +430,10 @@ fn opens_object(text: &str) -> bool {
         == Some(b'{')
 }
 
-/// Text that is not a well-formed object of arguments: empty, `null`, a
-/// JSON string holding one, or an error to explain.
-#[inline(never)]
-fn from_other_text<T: DeserializeOwned>(text: &str, depth: u8) -> Result<T, ToolError> {
-    match other_text(text, depth) {
-        OtherText::Object(trimmed) => match read::from_text::<T>(trimmed) {
-            Ok(parsed) => Ok(parsed),
-            Err(first) => text_refused::<T>(trimmed, first),
-        },
-        OtherText::Empty => from_value(&Value::Object(Map::new())),
-        OtherText::Encoded(inner) => from_text(&inner, 1),
-        OtherText::Refused(error) => Err(error),
-    }
-}
-
 /// What text other than a plain object holds, decided once for every
 /// argument type.
 enum OtherText<'t> {
-    /// An object (trimmed) the type refused, or with spaces serde_json
-    /// does not skip: read it again to explain.
+    /// An object (trimmed).
     Object(&'t str),
     /// Empty text or `null`: no arguments.
     Empty,
@@ -377,44 +457,6 @@ fn other_text(text: &str, depth: u8) -> OtherText<'_> {
             Ok(other) => not_an_object(&other),
             Err(error) => not_json(&error),
         }),
-    }
-}
-
-/// Text that looked like an object and did not read: not JSON at all
-/// (serde_json's parse says how), or read again as a `Value` to say at
-/// which path the type refuses what.
-#[cold]
-#[inline(never)]
-fn text_refused<T: DeserializeOwned>(text: &str, first: read::ReadError) -> Result<T, ToolError> {
-    let (value, message) = text_failure(text, first)?;
-    match read::from_value::<T>(&value) {
-        Err(error) => Err(explain_value(&value, error)),
-        // Only the text form refuses it (a duplicate key): say so.
-        Ok(_) if message.is_some() => Err(ToolError::invalid_arguments(
-            "",
-            explain(message.as_deref().unwrap_or_default(), None),
-        )),
-        Ok(parsed) => Ok(parsed),
-    }
-}
-
-/// Why text did not read, decided once for every argument type: an error
-/// to give, or the text as a `Value` with the text reader's message (`None`
-/// when the reader saw no JSON where serde_json does: the `Value` decides).
-fn text_failure(text: &str, first: read::ReadError) -> Result<(Value, Option<String>), ToolError> {
-    let message = match first.into_failed() {
-        read::Failed::TextOnly(message) => {
-            return Err(ToolError::invalid_arguments(
-                "",
-                format!("the arguments are not valid JSON ({message}); send a JSON object"),
-            ))
-        }
-        read::Failed::Syntax => None,
-        read::Failed::Data { message, .. } => Some(message),
-    };
-    match serde_json::from_str::<Value>(text) {
-        Err(error) => Err(not_json(&error)),
-        Ok(value) => Ok((value, message)),
     }
 }
 

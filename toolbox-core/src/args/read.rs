@@ -25,7 +25,7 @@ use serde::de::{
     self, DeserializeSeed, Expected, IgnoredAny, IntoDeserializer, Unexpected, Visitor,
 };
 use serde::Deserialize;
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::path::PathStep;
 
@@ -35,19 +35,49 @@ const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 /// How deep text may nest, as serde_json's parser allows.
 const TEXT_DEPTH: u32 = 128;
 
-/// Reads `T` from a borrowed value.
-#[inline]
-pub(crate) fn from_value<'de, T: Deserialize<'de>>(value: &'de Value) -> Result<T, ReadError> {
-    T::deserialize(Reader(Src::Value(value)))
+/// Arguments to read: a borrowed value, or JSON text.
+#[derive(Clone, Copy)]
+pub(crate) enum Input<'de> {
+    Value(&'de Value),
+    Text(&'de str),
 }
 
-/// Reads `T` from JSON text, all of it.
+/// Reads `T` from `input` (all of the text) into `slot`: the one place an
+/// argument type's `Deserialize` is called.
 #[inline]
-pub(crate) fn from_text<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ReadError> {
-    let mut cursor = Cursor::new(text);
-    let value = T::deserialize(Reader(Src::Text(&mut cursor)))?;
-    cursor.end()?;
-    Ok(value)
+pub(crate) fn read_into<'de, T: Deserialize<'de>>(
+    input: Input<'de>,
+    slot: &mut Option<T>,
+) -> Result<(), ReadError> {
+    let mut cursor = Cursor::new("");
+    match T::deserialize(Reader(start(input, &mut cursor))) {
+        Ok(value) => {
+            *slot = Some(value);
+            finish(input, &mut cursor)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Where reading `input` starts.
+#[inline]
+fn start<'r, 'de>(input: Input<'de>, cursor: &'r mut Cursor<'de>) -> Src<'r, 'de> {
+    match input {
+        Input::Value(value) => Src::Value(value),
+        Input::Text(text) => {
+            *cursor = Cursor::new(text);
+            Src::Text(cursor)
+        }
+    }
+}
+
+/// After the value: nothing but whitespace left in text.
+#[inline]
+fn finish(input: Input<'_>, cursor: &mut Cursor<'_>) -> Result<(), ReadError> {
+    match input {
+        Input::Value(_) => Ok(()),
+        Input::Text(_) => cursor.end(),
+    }
 }
 
 /// Why reading failed, and where.
@@ -113,6 +143,12 @@ impl ReadError {
             self.0.path.push(step());
         }
         self
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn at_index(self, index: usize) -> Self {
+        self.at(|| PathStep::Index(index))
     }
 
     #[cold]
@@ -184,6 +220,15 @@ enum Src<'r, 'de> {
     Text(&'r mut Cursor<'de>),
 }
 
+impl<'de> Src<'_, 'de> {
+    fn reborrow(&mut self) -> Src<'_, 'de> {
+        match self {
+            Src::Value(value) => Src::Value(value),
+            Src::Text(cursor) => Src::Text(&mut **cursor),
+        }
+    }
+}
+
 /// The deserializer: one concrete type for both forms.
 pub(crate) struct Reader<'r, 'de>(Src<'r, 'de>);
 
@@ -202,16 +247,6 @@ enum Num {
     U64(u64),
     I64(i64),
     F64(f64),
-}
-
-/// A token's start, for an unexpected-type error.
-enum Token<'de> {
-    Null,
-    Bool(bool),
-    Num(Num),
-    Str(Cow<'de, str>),
-    Seq,
-    Map,
 }
 
 impl<'de> Cursor<'de> {
@@ -357,40 +392,6 @@ impl<'de> Cursor<'de> {
         }
     }
 
-    /// The token at the cursor, consumed (arrays and objects only opened
-    /// over), to say what was found where something else was expected.
-    #[cold]
-    fn token(&mut self) -> Result<Token<'de>, ReadError> {
-        Ok(match self.peek() {
-            Some(b'n') => {
-                self.literal(b"null")?;
-                Token::Null
-            }
-            Some(b't') => {
-                self.literal(b"true")?;
-                Token::Bool(true)
-            }
-            Some(b'f') => {
-                self.literal(b"false")?;
-                Token::Bool(false)
-            }
-            Some(b'-' | b'0'..=b'9') => Token::Num(self.number()?),
-            Some(b'"') => Token::Str(self.string()?.0),
-            Some(b'[') => Token::Seq,
-            Some(b'{') => Token::Map,
-            _ => return Err(ReadError::syntax()),
-        })
-    }
-
-    /// An unexpected-type error for the token at the cursor.
-    #[cold]
-    fn invalid_type(&mut self, exp: &dyn Expected) -> ReadError {
-        match self.token() {
-            Ok(token) => de::Error::invalid_type(token.unexpected(), exp),
-            Err(error) => error,
-        }
-    }
-
     /// Skips the value at the cursor with serde_json's own skipping.
     fn skip(&mut self) -> Result<(), ReadError> {
         let rest = &self.text[self.pos..];
@@ -504,19 +505,6 @@ impl Num {
     }
 }
 
-impl Token<'_> {
-    fn unexpected(&self) -> Unexpected<'_> {
-        match self {
-            Token::Null => Unexpected::Unit,
-            Token::Bool(b) => Unexpected::Bool(*b),
-            Token::Num(n) => n.unexpected(),
-            Token::Str(s) => Unexpected::Str(s),
-            Token::Seq => Unexpected::Seq,
-            Token::Map => Unexpected::Map,
-        }
-    }
-}
-
 fn unexpected(value: &Value) -> Unexpected<'_> {
     match value {
         Value::Null => Unexpected::Unit,
@@ -528,47 +516,159 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
-#[cold]
-fn value_invalid_type(value: &Value, exp: &dyn Expected) -> ReadError {
-    de::Error::invalid_type(unexpected(value), exp)
+// ---------------------------------------------------------------------------
+// The deserializer. What is at the cursor (or in the value) is decided by
+// non-generic functions; a visitor's methods only see the outcome, so the
+// code compiled per visitor is a match and a call.
+
+/// The value at hand, read as far as a visitor needs: a scalar, or an
+/// array or object opened for the visitor to walk.
+enum Got<'r, 'de> {
+    Null,
+    Bool(bool),
+    Num(Num),
+    /// A string; `true` when it came as text (serde_json's text reader
+    /// hands strings to `deserialize_bytes` as bytes).
+    Str(Cow<'de, str>, bool),
+    Seq(Seq<'r, 'de>),
+    Map(MapSrc<'r, 'de>),
 }
 
-// ---------------------------------------------------------------------------
-// The deserializer.
+impl Got<'_, '_> {
+    /// The error for a visitor that wanted something else.
+    #[cold]
+    #[inline(never)]
+    fn invalid(&self, exp: &dyn Expected) -> ReadError {
+        let unexpected = match self {
+            Got::Null => Unexpected::Unit,
+            Got::Bool(b) => Unexpected::Bool(*b),
+            Got::Num(n) => n.unexpected(),
+            Got::Str(s, _) => Unexpected::Str(s),
+            Got::Seq(_) => Unexpected::Seq,
+            Got::Map(_) => Unexpected::Map,
+        };
+        de::Error::invalid_type(unexpected, exp)
+    }
+}
 
-impl<'de> Reader<'_, 'de> {
-    #[inline]
-    fn number<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Number(n)) => num_of(n).visit(visitor),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'-' | b'0'..=b'9') => cursor.number()?.visit(visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+/// Reads the value at `src` as far as [`Got`] says.
+#[inline(never)]
+fn got<'r, 'de>(src: Src<'r, 'de>) -> Result<Got<'r, 'de>, ReadError> {
+    match src {
+        Src::Value(value) => Ok(match value {
+            Value::Null => Got::Null,
+            Value::Bool(b) => Got::Bool(*b),
+            Value::Number(n) => Got::Num(num_of(n)),
+            Value::String(s) => Got::Str(Cow::Borrowed(s), false),
+            Value::Array(items) => Got::Seq(Seq::Value(items.iter(), items.len())),
+            Value::Object(map) => Got::Map(MapSrc::Value {
+                entries: map.iter(),
+                entry: None,
+                len: map.len(),
+            }),
+        }),
+        Src::Text(cursor) => Ok(match cursor.peek() {
+            Some(b'n') => {
+                cursor.literal(b"null")?;
+                Got::Null
+            }
+            Some(b't') => {
+                cursor.literal(b"true")?;
+                Got::Bool(true)
+            }
+            Some(b'f') => {
+                cursor.literal(b"false")?;
+                Got::Bool(false)
+            }
+            Some(b'-' | b'0'..=b'9') => Got::Num(cursor.number()?),
+            Some(b'"') => Got::Str(cursor.string()?.0, true),
+            Some(b'[') => {
+                cursor.enter()?;
+                Got::Seq(Seq::Text(cursor))
+            }
+            Some(b'{') => {
+                cursor.enter()?;
+                Got::Map(MapSrc::Text {
+                    cursor,
+                    first: true,
+                    key: None,
+                })
+            }
+            _ => return Err(ReadError::syntax()),
+        }),
+    }
+}
+
+/// Whether the value at `src` is `null` (read when it is).
+#[inline(never)]
+fn null(src: &mut Src<'_, '_>) -> Result<bool, ReadError> {
+    match src {
+        Src::Value(value) => Ok(value.is_null()),
+        Src::Text(cursor) => {
+            if cursor.peek() == Some(b'n') {
+                cursor.literal(b"null")?;
+                Ok(true)
+            } else {
+                Ok(false)
+            }
         }
     }
+}
 
-    fn string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::String(s)) => visitor.visit_borrowed_str(s),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'"') => visit_cow(cursor.string()?.0, visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+/// An enum as serde_json reads one: a string (a unit variant) or an object
+/// of one entry, the variant and its content.
+#[inline(never)]
+fn open_enum<'r, 'de>(src: Src<'r, 'de>) -> Result<Variant<'r, 'de>, ReadError> {
+    match src {
+        Src::Value(Value::Object(map)) => {
+            let mut entries = map.iter();
+            match (entries.next(), entries.next()) {
+                (Some((variant, value)), None) => Ok(Variant {
+                    name: Cow::Borrowed(variant.as_str()),
+                    content: Some(Src::Value(value)),
+                }),
+                _ => Err(de::Error::invalid_value(
+                    Unexpected::Map,
+                    &"map with a single key",
+                )),
+            }
         }
+        Src::Value(Value::String(variant)) => Ok(Variant {
+            name: Cow::Borrowed(variant.as_str()),
+            content: None,
+        }),
+        Src::Value(other) => Err(de::Error::invalid_type(unexpected(other), &"string or map")),
+        Src::Text(cursor) => match cursor.peek() {
+            Some(b'"') => Ok(Variant {
+                name: cursor.string()?.0,
+                content: None,
+            }),
+            Some(b'{') => {
+                cursor.enter()?;
+                if cursor.peek() != Some(b'"') {
+                    return Err(ReadError::syntax());
+                }
+                let name = cursor.string()?.0;
+                if cursor.peek() != Some(b':') {
+                    return Err(ReadError::syntax());
+                }
+                cursor.eat();
+                Ok(Variant {
+                    name,
+                    content: Some(Src::Text(cursor)),
+                })
+            }
+            _ => Err(ReadError::syntax()),
+        },
     }
+}
 
-    fn seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Array(items)) => visit_items(items, visitor),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'[') => visit_text_seq(cursor, visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
-        }
+/// The closing brace of an enum written as an object in text.
+#[inline(never)]
+fn close_enum(src: Src<'_, '_>, object: bool) -> Result<(), ReadError> {
+    match src {
+        Src::Text(cursor) if object => cursor.leave(b'}'),
+        _ => Ok(()),
     }
 }
 
@@ -580,76 +680,66 @@ fn visit_cow<'de, V: Visitor<'de>>(s: Cow<'de, str>, visitor: V) -> Result<V::Va
     }
 }
 
-fn visit_items<'de, V: Visitor<'de>>(
-    items: &'de [Value],
-    visitor: V,
-) -> Result<V::Value, ReadError> {
-    visit_seq(Seq::Value(items.iter()), items.len(), visitor)
-}
-
-fn visit_entries<'de, V: Visitor<'de>>(
-    map: &'de Map<String, Value>,
-    visitor: V,
-) -> Result<V::Value, ReadError> {
-    let entries = MapSrc::Value {
-        entries: map.iter(),
-        entry: None,
-    };
-    visit_map(entries, map.len(), visitor)
-}
-
-fn visit_text_seq<'de, V: Visitor<'de>>(
-    cursor: &mut Cursor<'de>,
-    visitor: V,
-) -> Result<V::Value, ReadError> {
-    cursor.enter()?;
-    visit_seq(Seq::Text(cursor), 0, visitor)
-}
-
-fn visit_text_map<'de, V: Visitor<'de>>(
-    cursor: &mut Cursor<'de>,
-    visitor: V,
-) -> Result<V::Value, ReadError> {
-    cursor.enter()?;
-    let entries = MapSrc::Text {
-        cursor,
-        first: true,
-        key: None,
-    };
-    visit_map(entries, 0, visitor)
-}
-
 /// A visitor's sequence, from either form: one `SeqAccess` type, so the
 /// visitor's `visit_seq` is compiled once.
-fn visit_seq<'de, V: Visitor<'de>>(
-    src: Seq<'_, 'de>,
-    len: usize,
-    visitor: V,
-) -> Result<V::Value, ReadError> {
+fn visit_seq<'de, V: Visitor<'de>>(src: Seq<'_, 'de>, visitor: V) -> Result<V::Value, ReadError> {
     let mut seq = SeqReader { src, index: 0 };
-    let value = visitor.visit_seq(&mut seq)?;
-    seq.end(len)?;
-    Ok(value)
+    match visitor.visit_seq(&mut seq) {
+        Ok(value) => match seq.end() {
+            Ok(()) => Ok(value),
+            Err(error) => Err(error),
+        },
+        Err(error) => Err(error),
+    }
 }
 
 /// A visitor's map, from either form: one `MapAccess` type, so the
 /// visitor's `visit_map` is compiled once.
 fn visit_map<'de, V: Visitor<'de>>(
     src: MapSrc<'_, 'de>,
-    len: usize,
     visitor: V,
 ) -> Result<V::Value, ReadError> {
     let mut map = MapReader(src);
-    let value = visitor.visit_map(&mut map)?;
-    map.end(len)?;
-    Ok(value)
+    match visitor.visit_map(&mut map) {
+        Ok(value) => match map.end() {
+            Ok(()) => Ok(value),
+            Err(error) => Err(error),
+        },
+        Err(error) => Err(error),
+    }
 }
 
 macro_rules! numbers {
     ($($method:ident)*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-            self.number(visitor)
+            match got(self.0)? {
+                Got::Num(n) => n.visit(visitor),
+                other => Err(other.invalid(&visitor)),
+            }
+        }
+    )*};
+}
+
+macro_rules! strings {
+    ($($method:ident)*) => {$(
+        #[inline]
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
+            match got(self.0)? {
+                Got::Str(s, _) => visit_cow(s, visitor),
+                other => Err(other.invalid(&visitor)),
+            }
+        }
+    )*};
+}
+
+macro_rules! seqs {
+    ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, ReadError> {
+            match got(self.0)? {
+                Got::Seq(seq) => visit_seq(seq, visitor),
+                other => Err(other.invalid(&visitor)),
+            }
         }
     )*};
 }
@@ -657,12 +747,15 @@ macro_rules! numbers {
 macro_rules! exact_numbers {
     ($($method:ident $ty:ty => $visit:ident,)*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-            match self.0 {
-                Src::Text(cursor) => match cursor.peek() {
-                    Some(b'-' | b'0'..=b'9') => visitor.$visit(cursor.exact::<$ty>()?),
-                    _ => Err(cursor.invalid_type(&visitor)),
-                },
-                value => Reader(value).number(visitor),
+            let mut src = self.0;
+            if let Src::Text(cursor) = &mut src {
+                if matches!(cursor.peek(), Some(b'-' | b'0'..=b'9')) {
+                    return visitor.$visit(cursor.exact::<$ty>()?);
+                }
+            }
+            match got(src)? {
+                Got::Num(n) => n.visit(visitor),
+                other => Err(other.invalid(&visitor)),
             }
         }
     )*};
@@ -672,34 +765,13 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
     type Error = ReadError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(value) => match value {
-                Value::Null => visitor.visit_unit(),
-                Value::Bool(b) => visitor.visit_bool(*b),
-                Value::Number(n) => num_of(n).visit(visitor),
-                Value::String(s) => visitor.visit_borrowed_str(s),
-                Value::Array(items) => visit_items(items, visitor),
-                Value::Object(map) => visit_entries(map, visitor),
-            },
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'n') => {
-                    cursor.literal(b"null")?;
-                    visitor.visit_unit()
-                }
-                Some(b't') => {
-                    cursor.literal(b"true")?;
-                    visitor.visit_bool(true)
-                }
-                Some(b'f') => {
-                    cursor.literal(b"false")?;
-                    visitor.visit_bool(false)
-                }
-                Some(b'-' | b'0'..=b'9') => cursor.number()?.visit(visitor),
-                Some(b'"') => visit_cow(cursor.string()?.0, visitor),
-                Some(b'[') => visit_text_seq(cursor, visitor),
-                Some(b'{') => visit_text_map(cursor, visitor),
-                _ => Err(ReadError::syntax()),
-            },
+        match got(self.0)? {
+            Got::Null => visitor.visit_unit(),
+            Got::Bool(b) => visitor.visit_bool(b),
+            Got::Num(n) => n.visit(visitor),
+            Got::Str(s, _) => visit_cow(s, visitor),
+            Got::Seq(seq) => visit_seq(seq, visitor),
+            Got::Map(map) => visit_map(map, visitor),
         }
     }
 
@@ -712,50 +784,26 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         deserialize_f32 f32 => visit_f32,
     }
 
+    strings!(deserialize_char deserialize_str deserialize_string deserialize_identifier);
+
+    seqs!(deserialize_seq() deserialize_tuple(_len: usize)
+        deserialize_tuple_struct(_name: &'static str, _len: usize));
+
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Bool(b)) => visitor.visit_bool(*b),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b't') => {
-                    cursor.literal(b"true")?;
-                    visitor.visit_bool(true)
-                }
-                Some(b'f') => {
-                    cursor.literal(b"false")?;
-                    visitor.visit_bool(false)
-                }
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+        match got(self.0)? {
+            Got::Bool(b) => visitor.visit_bool(b),
+            other => Err(other.invalid(&visitor)),
         }
     }
 
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        self.string(visitor)
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        self.string(visitor)
-    }
-
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        self.string(visitor)
-    }
-
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::String(s)) => visitor.visit_borrowed_str(s),
-            Src::Value(Value::Array(items)) => visit_items(items, visitor),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
+        match got(self.0)? {
             // serde_json's text reader hands a string over as its bytes.
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'"') => match cursor.string()?.0 {
-                    Cow::Borrowed(s) => visitor.visit_borrowed_bytes(s.as_bytes()),
-                    Cow::Owned(s) => visitor.visit_byte_buf(s.into_bytes()),
-                },
-                Some(b'[') => visit_text_seq(cursor, visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+            Got::Str(Cow::Borrowed(s), true) => visitor.visit_borrowed_bytes(s.as_bytes()),
+            Got::Str(Cow::Owned(s), true) => visitor.visit_byte_buf(s.into_bytes()),
+            Got::Str(s, false) => visit_cow(s, visitor),
+            Got::Seq(seq) => visit_seq(seq, visitor),
+            other => Err(other.invalid(&visitor)),
         }
     }
 
@@ -765,31 +813,18 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
 
     #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Null) => visitor.visit_none(),
-            Src::Text(cursor) => {
-                if cursor.peek() == Some(b'n') {
-                    cursor.literal(b"null")?;
-                    visitor.visit_none()
-                } else {
-                    visitor.visit_some(Reader(Src::Text(cursor)))
-                }
-            }
-            src => visitor.visit_some(Reader(src)),
+        let mut src = self.0;
+        if null(&mut src)? {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(Reader(src))
         }
     }
 
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Null) => visitor.visit_unit(),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'n') => {
-                    cursor.literal(b"null")?;
-                    visitor.visit_unit()
-                }
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+        match got(self.0)? {
+            Got::Null => visitor.visit_unit(),
+            other => Err(other.invalid(&visitor)),
         }
     }
 
@@ -816,35 +851,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        self.seq(visitor)
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, ReadError> {
-        self.seq(visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, ReadError> {
-        self.seq(visitor)
-    }
-
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Object(map)) => visit_entries(map, visitor),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'{') => visit_text_map(cursor, visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+        match got(self.0)? {
+            Got::Map(map) => visit_map(map, visitor),
+            other => Err(other.invalid(&visitor)),
         }
     }
 
@@ -855,15 +865,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Object(map)) => visit_entries(map, visitor),
-            Src::Value(Value::Array(items)) => visit_items(items, visitor),
-            Src::Value(other) => Err(value_invalid_type(other, &visitor)),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'{') => visit_text_map(cursor, visitor),
-                Some(b'[') => visit_text_seq(cursor, visitor),
-                _ => Err(cursor.invalid_type(&visitor)),
-            },
+        match got(self.0)? {
+            Got::Map(map) => visit_map(map, visitor),
+            Got::Seq(seq) => visit_seq(seq, visitor),
+            other => Err(other.invalid(&visitor)),
         }
     }
 
@@ -873,57 +878,12 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        match self.0 {
-            Src::Value(Value::Object(map)) => {
-                let mut entries = map.iter();
-                match (entries.next(), entries.next()) {
-                    (Some((variant, value)), None) => visitor.visit_enum(Variant {
-                        name: Cow::Borrowed(variant.as_str()),
-                        content: Some(Src::Value(value)),
-                    }),
-                    _ => Err(de::Error::invalid_value(
-                        Unexpected::Map,
-                        &"map with a single key",
-                    )),
-                }
-            }
-            Src::Value(Value::String(variant)) => visitor.visit_enum(Variant {
-                name: Cow::Borrowed(variant.as_str()),
-                content: None,
-            }),
-            Src::Value(other) => Err(de::Error::invalid_type(unexpected(other), &"string or map")),
-            Src::Text(cursor) => match cursor.peek() {
-                Some(b'"') => {
-                    let name = cursor.string()?.0;
-                    visitor.visit_enum(Variant {
-                        name,
-                        content: None,
-                    })
-                }
-                Some(b'{') => {
-                    cursor.enter()?;
-                    if cursor.peek() != Some(b'"') {
-                        return Err(ReadError::syntax());
-                    }
-                    let name = cursor.string()?.0;
-                    if cursor.peek() != Some(b':') {
-                        return Err(ReadError::syntax());
-                    }
-                    cursor.eat();
-                    let value = visitor.visit_enum(Variant {
-                        name,
-                        content: Some(Src::Text(&mut *cursor)),
-                    })?;
-                    cursor.leave(b'}')?;
-                    Ok(value)
-                }
-                _ => Err(ReadError::syntax()),
-            },
-        }
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        self.string(visitor)
+        let mut src = self.0;
+        let variant = open_enum(src.reborrow())?;
+        let object = variant.content.is_some();
+        let value = visitor.visit_enum(variant)?;
+        close_enum(src, object)?;
+        Ok(value)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
@@ -938,7 +898,8 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
 // Sequences and maps.
 
 enum Seq<'r, 'de> {
-    Value(std::slice::Iter<'de, Value>),
+    /// The items left, and how many there were.
+    Value(std::slice::Iter<'de, Value>, usize),
     Text(&'r mut Cursor<'de>),
 }
 
@@ -947,28 +908,12 @@ struct SeqReader<'r, 'de> {
     index: usize,
 }
 
-impl SeqReader<'_, '_> {
-    /// Every item read: for a value, none left (serde_json's check); for
-    /// text, the closing bracket.
-    fn end(self, len: usize) -> Result<(), ReadError> {
-        match self.src {
-            Seq::Value(items) if items.len() == 0 => Ok(()),
-            Seq::Value(_) => Err(de::Error::invalid_length(len, &"fewer elements in array")),
-            Seq::Text(cursor) => cursor.leave(b']'),
-        }
-    }
-}
-
-impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
-    type Error = ReadError;
-
-    #[inline]
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, ReadError> {
+impl<'r, 'de> SeqReader<'r, 'de> {
+    /// The next item, if any.
+    #[inline(never)]
+    fn next(&mut self) -> Result<Option<Src<'_, 'de>>, ReadError> {
         let src = match &mut self.src {
-            Seq::Value(items) => match items.next() {
+            Seq::Value(items, _) => match items.next() {
                 Some(item) => Src::Value(item),
                 None => return Ok(None),
             },
@@ -987,17 +932,42 @@ impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
                 Src::Text(&mut **cursor)
             }
         };
-        let index = self.index;
         self.index += 1;
+        Ok(Some(src))
+    }
+
+    /// Every item read: for a value, none left (serde_json's check); for
+    /// text, the closing bracket.
+    #[inline(never)]
+    fn end(self) -> Result<(), ReadError> {
+        match self.src {
+            Seq::Value(items, _) if items.len() == 0 => Ok(()),
+            Seq::Value(_, len) => Err(de::Error::invalid_length(len, &"fewer elements in array")),
+            Seq::Text(cursor) => cursor.leave(b']'),
+        }
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
+    type Error = ReadError;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, ReadError> {
+        let Some(src) = self.next()? else {
+            return Ok(None);
+        };
         match seed.deserialize(Reader(src)) {
             Ok(value) => Ok(Some(value)),
-            Err(error) => Err(error.at(|| PathStep::Index(index))),
+            Err(error) => Err(error.at_index(self.index - 1)),
         }
     }
 
     fn size_hint(&self) -> Option<usize> {
         match &self.src {
-            Seq::Value(items) => Some(items.len()),
+            Seq::Value(items, _) => Some(items.len()),
             Seq::Text(_) => None,
         }
     }
@@ -1006,70 +976,36 @@ impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
 enum MapSrc<'r, 'de> {
     Value {
         entries: serde_json::map::Iter<'de>,
+        /// The current entry (its key names the path of an error).
         entry: Option<(&'de str, &'de Value)>,
+        len: usize,
     },
     Text {
         cursor: &'r mut Cursor<'de>,
         first: bool,
+        /// The current key.
         key: Option<Cow<'de, str>>,
     },
 }
 
 struct MapReader<'r, 'de>(MapSrc<'r, 'de>);
 
-impl MapReader<'_, '_> {
-    /// The entry's key is done with.
-    #[inline]
-    fn forget_key(&mut self) {
+impl<'de> MapReader<'_, 'de> {
+    /// The next key, if any.
+    #[inline(never)]
+    fn next_key(&mut self) -> Result<Option<Key<'de>>, ReadError> {
         match &mut self.0 {
-            MapSrc::Value { entry, .. } => *entry = None,
-            MapSrc::Text { key, .. } => *key = None,
-        }
-    }
-
-    /// An error under the current entry: its path names the key.
-    #[cold]
-    fn key_failed(&mut self, error: ReadError) -> ReadError {
-        let error = match &self.0 {
-            MapSrc::Value { entry, .. } => error.at_key(entry.map(|(key, _)| key)),
-            MapSrc::Text { key, .. } => error.at_key(key.as_deref()),
-        };
-        self.forget_key();
-        error
-    }
-
-    /// Every entry read: for a value, none left (serde_json's check); for
-    /// text, the closing brace.
-    fn end(self, len: usize) -> Result<(), ReadError> {
-        match self.0 {
-            MapSrc::Value { entries, .. } if entries.len() == 0 => Ok(()),
-            MapSrc::Value { .. } => Err(de::Error::invalid_length(len, &"fewer elements in map")),
-            MapSrc::Text { cursor, .. } => cursor.leave(b'}'),
-        }
-    }
-}
-
-impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
-    type Error = ReadError;
-
-    #[inline]
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, ReadError> {
-        // One call of the seed for both forms, so it is inlined once.
-        let key = match &mut self.0 {
-            MapSrc::Value { entries, entry } => {
+            MapSrc::Value { entries, entry, .. } => {
                 let Some((key, value)) = entries.next() else {
                     return Ok(None);
                 };
                 *entry = Some((key, value));
-                Key {
+                Ok(Some(Key {
                     key: Cow::Borrowed(key),
                     raw: None,
-                }
+                }))
             }
-            MapSrc::Text { cursor, first, .. } => {
+            MapSrc::Text { cursor, first, key } => {
                 match cursor.peek() {
                     Some(b'}') => return Ok(None),
                     Some(b'"') if *first => {}
@@ -1083,15 +1019,79 @@ impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
                 }
                 *first = false;
                 let (name, raw) = cursor.string()?;
-                Key {
+                *key = Some(name.clone());
+                Ok(Some(Key {
                     key: name,
                     raw: Some(raw),
-                }
+                }))
             }
-        };
-        if let MapSrc::Text { key: last, .. } = &mut self.0 {
-            *last = Some(key.key.clone());
         }
+    }
+
+    /// The current entry's value.
+    #[inline(never)]
+    fn value(&mut self) -> Result<Src<'_, 'de>, ReadError> {
+        match &mut self.0 {
+            MapSrc::Value { entry, .. } => match entry {
+                Some((_, value)) => Ok(Src::Value(value)),
+                None => Err(de::Error::custom("value is missing")),
+            },
+            MapSrc::Text { cursor, .. } => {
+                if cursor.peek() != Some(b':') {
+                    return Err(ReadError::syntax());
+                }
+                cursor.eat();
+                Ok(Src::Text(&mut **cursor))
+            }
+        }
+    }
+
+    /// The current entry is done with.
+    #[inline]
+    fn forget_key(&mut self) {
+        match &mut self.0 {
+            MapSrc::Value { entry, .. } => *entry = None,
+            MapSrc::Text { key, .. } => *key = None,
+        }
+    }
+
+    /// An error under the current entry: its path names the key.
+    #[cold]
+    #[inline(never)]
+    fn key_failed(&mut self, error: ReadError) -> ReadError {
+        let error = match &self.0 {
+            MapSrc::Value { entry, .. } => error.at_key(entry.map(|(key, _)| key)),
+            MapSrc::Text { key, .. } => error.at_key(key.as_deref()),
+        };
+        self.forget_key();
+        error
+    }
+
+    /// Every entry read: for a value, none left (serde_json's check); for
+    /// text, the closing brace.
+    #[inline(never)]
+    fn end(self) -> Result<(), ReadError> {
+        match self.0 {
+            MapSrc::Value { entries, .. } if entries.len() == 0 => Ok(()),
+            MapSrc::Value { len, .. } => {
+                Err(de::Error::invalid_length(len, &"fewer elements in map"))
+            }
+            MapSrc::Text { cursor, .. } => cursor.leave(b'}'),
+        }
+    }
+}
+
+impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
+    type Error = ReadError;
+
+    #[inline]
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, ReadError> {
+        let Some(key) = self.next_key()? else {
+            return Ok(None);
+        };
         match seed.deserialize(key) {
             Ok(value) => Ok(Some(value)),
             Err(error) => Err(self.key_failed(error)),
@@ -1100,19 +1100,7 @@ impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
 
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ReadError> {
-        let src = match &mut self.0 {
-            MapSrc::Value { entry, .. } => match entry {
-                Some((_, value)) => Src::Value(value),
-                None => return Err(de::Error::custom("value is missing")),
-            },
-            MapSrc::Text { cursor, .. } => {
-                if cursor.peek() != Some(b':') {
-                    return Err(ReadError::syntax());
-                }
-                cursor.eat();
-                Src::Text(&mut **cursor)
-            }
-        };
+        let src = self.value()?;
         match seed.deserialize(Reader(src)) {
             Ok(value) => {
                 self.forget_key();
@@ -1196,14 +1184,21 @@ impl<'de> Key<'de> {
     /// serde_json's `Value` reader does, from the raw text between the
     /// quotes as its text reader does.
     fn number<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        let text = self.number_text()?;
-        match plain_integer(text).map_or_else(|| other_number(text), Ok) {
+        match self.parsed()? {
             // `serde_path_to_error` names a key read as an integer, not one
             // read as a float.
-            Ok(number @ Num::F64(_)) => number.visit(visitor).map_err(unnamed),
-            Ok(number) => number.visit(visitor),
-            Err(_) => Err(self.not_a_number()),
+            number @ Num::F64(_) => number.visit(visitor).map_err(unnamed),
+            number => number.visit(visitor),
         }
+    }
+
+    /// The key as a number, as serde_json reads it.
+    #[inline(never)]
+    fn parsed(&self) -> Result<Num, ReadError> {
+        let text = self.number_text()?;
+        plain_integer(text)
+            .map_or_else(|| other_number(text), Ok)
+            .map_err(|_| self.not_a_number())
     }
 }
 
@@ -1367,12 +1362,16 @@ impl<'de> de::VariantAccess<'de> for Content<'_, 'de> {
         visitor: V,
     ) -> Result<V::Value, ReadError> {
         let result = match self.content {
-            Some(Src::Value(Value::Array(items))) if items.is_empty() => visitor.visit_unit(),
-            Some(Src::Value(Value::Array(items))) => visit_items(items, visitor),
-            Some(Src::Value(other)) => {
-                Err(de::Error::invalid_type(unexpected(other), &"tuple variant"))
+            Some(src) => {
+                let from_value = matches!(src, Src::Value(_));
+                match got(src) {
+                    Ok(Got::Seq(Seq::Value(_, 0))) => visitor.visit_unit(),
+                    Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
+                    Ok(other) if from_value => Err(other.invalid(&"tuple variant")),
+                    Ok(other) => Err(other.invalid(&visitor)),
+                    Err(error) => Err(error),
+                }
             }
-            Some(src @ Src::Text(_)) => Reader(src).seq(visitor),
             None => Err(de::Error::invalid_type(
                 Unexpected::UnitVariant,
                 &"tuple variant",
@@ -1383,17 +1382,19 @@ impl<'de> de::VariantAccess<'de> for Content<'_, 'de> {
 
     fn struct_variant<V: Visitor<'de>>(
         self,
-        fields: &'static [&'static str],
+        _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ReadError> {
         let result = match self.content {
-            Some(Src::Value(Value::Object(map))) => visit_entries(map, visitor),
-            Some(Src::Value(other)) => Err(de::Error::invalid_type(
-                unexpected(other),
-                &"struct variant",
-            )),
-            Some(src @ Src::Text(_)) => {
-                de::Deserializer::deserialize_struct(Reader(src), "", fields, visitor)
+            Some(src) => {
+                let from_value = matches!(src, Src::Value(_));
+                match got(src) {
+                    Ok(Got::Map(map)) => visit_map(map, visitor),
+                    Ok(Got::Seq(seq)) if !from_value => visit_seq(seq, visitor),
+                    Ok(other) if from_value => Err(other.invalid(&"struct variant")),
+                    Ok(other) => Err(other.invalid(&visitor)),
+                    Err(error) => Err(error),
+                }
             }
             None => Err(de::Error::invalid_type(
                 Unexpected::UnitVariant,
