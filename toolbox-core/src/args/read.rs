@@ -224,7 +224,7 @@ impl<'de> Src<'_, 'de> {
     fn reborrow(&mut self) -> Src<'_, 'de> {
         match self {
             Src::Value(value) => Src::Value(value),
-            Src::Text(cursor) => Src::Text(&mut **cursor),
+            Src::Text(cursor) => Src::Text(cursor),
         }
     }
 }
@@ -929,7 +929,7 @@ impl<'r, 'de> SeqReader<'r, 'de> {
                     Some(_) if self.index == 0 => {}
                     _ => return Err(ReadError::syntax()),
                 }
-                Src::Text(&mut **cursor)
+                Src::Text(cursor)
             }
         };
         self.index += 1;
@@ -1041,7 +1041,7 @@ impl<'de> MapReader<'_, 'de> {
                     return Err(ReadError::syntax());
                 }
                 cursor.eat();
-                Ok(Src::Text(&mut **cursor))
+                Ok(Src::Text(cursor))
             }
         }
     }
