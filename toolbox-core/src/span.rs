@@ -32,6 +32,9 @@ pub(crate) const MAX_SITES: usize = 4_096;
 /// The longest tool name that gets a callsite of its own.
 pub(crate) const MAX_NAME: usize = 128;
 
+/// The span's target: the lifecycle's, as it always was.
+const TARGET: &str = "toolbox_core::lifecycle";
+
 /// The span's fields: those set when it opens, then those recorded on
 /// failure.
 const FIELDS: &[&str] = &[
@@ -90,7 +93,7 @@ impl ToolSite {
         let meta = site.meta.get_or_init(|| {
             Metadata::new(
                 span_name,
-                module_path!(),
+                TARGET,
                 Level::INFO,
                 Some(file!()),
                 Some(line!()),
@@ -191,6 +194,7 @@ pub(crate) fn execute_tool(name: &str, call_id: Option<&str>) -> Span {
 fn shared(name: &str, call_id: Option<&str>) -> Span {
     let shown = echo(name);
     tracing::info_span!(
+        target: TARGET,
         "execute_tool",
         otel.name = %format_args!("execute_tool {shown}"),
         gen_ai.operation.name = "execute_tool",
