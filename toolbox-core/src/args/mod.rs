@@ -162,10 +162,18 @@ impl<'a> Arguments<'a> {
     #[inline]
     pub fn deserialize_tool<T: DeserializeOwned + JsonSchema>(self) -> Result<T, ToolError> {
         // Only the read itself is compiled per type; the fast path (a
-        // well-formed object in either form) is inlined, the rest (other
-        // forms, errors, the second try) is out of line.
+        // well-formed object in either form) reads directly, the rest
+        // (other forms, errors, the second try) is out of line and reads
+        // through the same closure.
         let mut parsed = None;
-        let result = tool_intake(
+        if let Some(input) = fast_input(self) {
+            if read::read_into(input, &mut parsed).is_ok() {
+                if let Some(parsed) = parsed {
+                    return Ok(parsed);
+                }
+            }
+        }
+        let result = tool_fallback(
             self,
             crate::schema::parameters_of::<T>,
             &mut |input: read::Input<'_>| read::read_into(input, &mut parsed),
@@ -215,7 +223,7 @@ fn kept<T>(result: Result<(), ToolError>, parsed: Option<T>) -> Result<T, ToolEr
 }
 
 /// The input of the fast path: an object, or text that opens one.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn fast_input(arguments: Arguments<'_>) -> Option<read::Input<'_>> {
     match arguments {
         Arguments::Text(text) if opens_object(text) => Some(read::Input::Text(text)),
@@ -226,23 +234,8 @@ fn fast_input(arguments: Arguments<'_>) -> Option<read::Input<'_>> {
     }
 }
 
-/// A tool's intake: the fast path, else [`intake`], then the second try
-/// without the `null`s of absent properties.
-#[inline]
-fn tool_intake(
-    arguments: Arguments<'_>,
-    schema: fn() -> Value,
-    read_one: &mut ReadOne<'_>,
-) -> Result<(), ToolError> {
-    if let Some(input) = fast_input(arguments) {
-        if read_one(input).is_ok() {
-            return Ok(());
-        }
-    }
-    tool_fallback(arguments, schema, read_one)
-}
-
-/// [`tool_intake`] past its fast path.
+/// [`Arguments::deserialize_tool`] past its fast path: [`intake`], then
+/// the second try without the `null`s of absent properties.
 #[cold]
 #[inline(never)]
 fn tool_fallback(

@@ -44,7 +44,7 @@ pub(crate) enum Input<'de> {
 
 /// Reads `T` from `input` (all of the text) into `slot`: the one place an
 /// argument type's `Deserialize` is called.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_into<'de, T: Deserialize<'de>>(
     input: Input<'de>,
     slot: &mut Option<T>,
@@ -60,7 +60,7 @@ pub(crate) fn read_into<'de, T: Deserialize<'de>>(
 }
 
 /// Where reading `input` starts.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn start<'r, 'de>(input: Input<'de>, cursor: &'r mut Cursor<'de>) -> Src<'r, 'de> {
     match input {
         Input::Value(value) => Src::Value(value),
@@ -72,7 +72,7 @@ fn start<'r, 'de>(input: Input<'de>, cursor: &'r mut Cursor<'de>) -> Src<'r, 'de
 }
 
 /// After the value: nothing but whitespace left in text.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn finish(input: Input<'_>, cursor: &mut Cursor<'_>) -> Result<(), ReadError> {
     match input {
         Input::Value(_) => Ok(()),
@@ -221,6 +221,14 @@ enum Src<'r, 'de> {
 }
 
 impl<'de> Src<'_, 'de> {
+    /// Skips the whitespace before a value in text.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn skip_space(&mut self) {
+        if let Src::Text(cursor) = self {
+            cursor.peek();
+        }
+    }
+
     fn reborrow(&mut self) -> Src<'_, 'de> {
         match self {
             Src::Value(value) => Src::Value(value),
@@ -264,7 +272,7 @@ impl<'de> Cursor<'de> {
     }
 
     /// Skips JSON whitespace; the next byte.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while let Some(&b) = bytes.get(self.pos) {
@@ -274,6 +282,13 @@ impl<'de> Cursor<'de> {
             self.pos += 1;
         }
         None
+    }
+
+    /// The byte at the cursor (after [`peek`](Self::peek) skipped the
+    /// whitespace).
+    #[inline]
+    fn current(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
     }
 
     #[inline]
@@ -310,7 +325,7 @@ impl<'de> Cursor<'de> {
 
     /// The string at the cursor (which is at its `"`), and its raw
     /// content when it has no escapes.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn string(&mut self) -> Result<(Cow<'de, str>, Option<&'de str>), ReadError> {
         let bytes = self.bytes();
         let start = self.pos + 1;
@@ -373,7 +388,7 @@ impl<'de> Cursor<'de> {
     }
 
     /// The number at the cursor, as serde_json's reader parses it.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn number(&mut self) -> Result<Num, ReadError> {
         let text = self.number_text();
         if let Some(number) = plain_integer(text) {
@@ -435,7 +450,7 @@ impl<'de> Cursor<'de> {
 
 /// A plain integer (`0`, or digits without a leading zero, maybe negative)
 /// that fits, read here; anything else is serde_json's.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn plain_integer(text: &str) -> Option<Num> {
     let (negative, digits) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
@@ -552,7 +567,7 @@ impl Got<'_, '_> {
 }
 
 /// Reads the value at `src` as far as [`Got`] says.
-#[inline(never)]
+#[inline]
 fn got<'r, 'de>(src: Src<'r, 'de>) -> Result<Got<'r, 'de>, ReadError> {
     match src {
         Src::Value(value) => Ok(match value {
@@ -599,8 +614,83 @@ fn got<'r, 'de>(src: Src<'r, 'de>) -> Result<Got<'r, 'de>, ReadError> {
     }
 }
 
-/// Whether the value at `src` is `null` (read when it is).
+/// The number at `src`, or the error for a visitor that expected one.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn number<'de>(mut src: Src<'_, 'de>, exp: &dyn Expected) -> Result<Num, ReadError> {
+    src.skip_space();
+    match src {
+        Src::Value(Value::Number(n)) => Ok(num_of(n)),
+        Src::Text(cursor) if matches!(cursor.current(), Some(b'-' | b'0'..=b'9')) => {
+            cursor.number()
+        }
+        src => Err(refuse(src, exp)),
+    }
+}
+
+/// The string at `src`, or the error for a visitor that expected one.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn string<'de>(mut src: Src<'_, 'de>, exp: &dyn Expected) -> Result<Cow<'de, str>, ReadError> {
+    src.skip_space();
+    match src {
+        Src::Value(Value::String(s)) => Ok(Cow::Borrowed(s)),
+        Src::Text(cursor) if cursor.current() == Some(b'"') => Ok(cursor.string()?.0),
+        src => Err(refuse(src, exp)),
+    }
+}
+
+/// The object (or, where `seq`, the array) at `src`, opened, or the
+/// error for a visitor that expected it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn open<'r, 'de>(
+    mut src: Src<'r, 'de>,
+    seq: bool,
+    exp: &dyn Expected,
+) -> Result<Opened<'r, 'de>, ReadError> {
+    src.skip_space();
+    match src {
+        Src::Value(Value::Object(map)) => Ok(Opened::Map(MapSrc::Value {
+            entries: map.iter(),
+            entry: None,
+            len: map.len(),
+        })),
+        Src::Value(Value::Array(items)) if seq => {
+            Ok(Opened::Seq(Seq::Value(items.iter(), items.len())))
+        }
+        Src::Text(cursor) if cursor.current() == Some(b'{') => {
+            cursor.enter()?;
+            Ok(Opened::Map(MapSrc::Text {
+                cursor,
+                first: true,
+                key: None,
+            }))
+        }
+        Src::Text(cursor) if seq && cursor.current() == Some(b'[') => {
+            cursor.enter()?;
+            Ok(Opened::Seq(Seq::Text(cursor)))
+        }
+        src => Err(refuse(src, exp)),
+    }
+}
+
+/// An object or an array, opened.
+enum Opened<'r, 'de> {
+    Map(MapSrc<'r, 'de>),
+    Seq(Seq<'r, 'de>),
+}
+
+/// The error for a visitor that expected something other than what is at
+/// `src` (read as far as the error needs).
+#[cold]
 #[inline(never)]
+fn refuse(src: Src<'_, '_>, exp: &dyn Expected) -> ReadError {
+    match got(src) {
+        Ok(got) => got.invalid(exp),
+        Err(error) => error,
+    }
+}
+
+/// Whether the value at `src` is `null` (read when it is).
+#[inline]
 fn null(src: &mut Src<'_, '_>) -> Result<bool, ReadError> {
     match src {
         Src::Value(value) => Ok(value.is_null()),
@@ -617,7 +707,7 @@ fn null(src: &mut Src<'_, '_>) -> Result<bool, ReadError> {
 
 /// An enum as serde_json reads one: a string (a unit variant) or an object
 /// of one entry, the variant and its content.
-#[inline(never)]
+#[inline]
 fn open_enum<'r, 'de>(src: Src<'r, 'de>) -> Result<Variant<'r, 'de>, ReadError> {
     match src {
         Src::Value(Value::Object(map)) => {
@@ -664,7 +754,7 @@ fn open_enum<'r, 'de>(src: Src<'r, 'de>) -> Result<Variant<'r, 'de>, ReadError> 
 }
 
 /// The closing brace of an enum written as an object in text.
-#[inline(never)]
+#[inline]
 fn close_enum(src: Src<'_, '_>, object: bool) -> Result<(), ReadError> {
     match src {
         Src::Text(cursor) if object => cursor.leave(b'}'),
@@ -672,7 +762,7 @@ fn close_enum(src: Src<'_, '_>, object: bool) -> Result<(), ReadError> {
     }
 }
 
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn visit_cow<'de, V: Visitor<'de>>(s: Cow<'de, str>, visitor: V) -> Result<V::Value, ReadError> {
     match s {
         Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
@@ -682,6 +772,7 @@ fn visit_cow<'de, V: Visitor<'de>>(s: Cow<'de, str>, visitor: V) -> Result<V::Va
 
 /// A visitor's sequence, from either form: one `SeqAccess` type, so the
 /// visitor's `visit_seq` is compiled once.
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn visit_seq<'de, V: Visitor<'de>>(src: Seq<'_, 'de>, visitor: V) -> Result<V::Value, ReadError> {
     let mut seq = SeqReader { src, index: 0 };
     match visitor.visit_seq(&mut seq) {
@@ -695,6 +786,7 @@ fn visit_seq<'de, V: Visitor<'de>>(src: Seq<'_, 'de>, visitor: V) -> Result<V::V
 
 /// A visitor's map, from either form: one `MapAccess` type, so the
 /// visitor's `visit_map` is compiled once.
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn visit_map<'de, V: Visitor<'de>>(
     src: MapSrc<'_, 'de>,
     visitor: V,
@@ -713,9 +805,9 @@ macro_rules! numbers {
     ($($method:ident)*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-            match got(self.0)? {
-                Got::Num(n) => n.visit(visitor),
-                other => Err(other.invalid(&visitor)),
+            match number(self.0, &visitor) {
+                Ok(n) => n.visit(visitor),
+                Err(error) => Err(error),
             }
         }
     )*};
@@ -725,9 +817,9 @@ macro_rules! strings {
     ($($method:ident)*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-            match got(self.0)? {
-                Got::Str(s, _) => visit_cow(s, visitor),
-                other => Err(other.invalid(&visitor)),
+            match string(self.0, &visitor) {
+                Ok(s) => visit_cow(s, visitor),
+                Err(error) => Err(error),
             }
         }
     )*};
@@ -736,9 +828,15 @@ macro_rules! strings {
 macro_rules! seqs {
     ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, ReadError> {
-            match got(self.0)? {
-                Got::Seq(seq) => visit_seq(seq, visitor),
-                other => Err(other.invalid(&visitor)),
+            match self.0 {
+                Src::Value(Value::Array(items)) => {
+                    visit_seq(Seq::Value(items.iter(), items.len()), visitor)
+                }
+                src => match got(src) {
+                    Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
+                    Ok(other) => Err(other.invalid(&visitor)),
+                    Err(error) => Err(error),
+                },
             }
         }
     )*};
@@ -852,9 +950,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match got(self.0)? {
-            Got::Map(map) => visit_map(map, visitor),
-            other => Err(other.invalid(&visitor)),
+        match open(self.0, false, &visitor) {
+            Ok(Opened::Map(map)) => visit_map(map, visitor),
+            Ok(Opened::Seq(seq)) => visit_seq(seq, visitor),
+            Err(error) => Err(error),
         }
     }
 
@@ -865,10 +964,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        match got(self.0)? {
-            Got::Map(map) => visit_map(map, visitor),
-            Got::Seq(seq) => visit_seq(seq, visitor),
-            other => Err(other.invalid(&visitor)),
+        match open(self.0, true, &visitor) {
+            Ok(Opened::Map(map)) => visit_map(map, visitor),
+            Ok(Opened::Seq(seq)) => visit_seq(seq, visitor),
+            Err(error) => Err(error),
         }
     }
 
@@ -910,7 +1009,7 @@ struct SeqReader<'r, 'de> {
 
 impl<'r, 'de> SeqReader<'r, 'de> {
     /// The next item, if any.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next(&mut self) -> Result<Option<Src<'_, 'de>>, ReadError> {
         let src = match &mut self.src {
             Seq::Value(items, _) => match items.next() {
@@ -938,7 +1037,7 @@ impl<'r, 'de> SeqReader<'r, 'de> {
 
     /// Every item read: for a value, none left (serde_json's check); for
     /// text, the closing bracket.
-    #[inline(never)]
+    #[inline]
     fn end(self) -> Result<(), ReadError> {
         match self.src {
             Seq::Value(items, _) if items.len() == 0 => Ok(()),
@@ -951,7 +1050,7 @@ impl<'r, 'de> SeqReader<'r, 'de> {
 impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
     type Error = ReadError;
 
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
@@ -992,7 +1091,7 @@ struct MapReader<'r, 'de>(MapSrc<'r, 'de>);
 
 impl<'de> MapReader<'_, 'de> {
     /// The next key, if any.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_key(&mut self) -> Result<Option<Key<'de>>, ReadError> {
         match &mut self.0 {
             MapSrc::Value { entries, entry, .. } => {
@@ -1029,7 +1128,7 @@ impl<'de> MapReader<'_, 'de> {
     }
 
     /// The current entry's value.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn value(&mut self) -> Result<Src<'_, 'de>, ReadError> {
         match &mut self.0 {
             MapSrc::Value { entry, .. } => match entry {
@@ -1047,7 +1146,7 @@ impl<'de> MapReader<'_, 'de> {
     }
 
     /// The current entry is done with.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn forget_key(&mut self) {
         match &mut self.0 {
             MapSrc::Value { entry, .. } => *entry = None,
@@ -1069,7 +1168,7 @@ impl<'de> MapReader<'_, 'de> {
 
     /// Every entry read: for a value, none left (serde_json's check); for
     /// text, the closing brace.
-    #[inline(never)]
+    #[inline]
     fn end(self) -> Result<(), ReadError> {
         match self.0 {
             MapSrc::Value { entries, .. } if entries.len() == 0 => Ok(()),
@@ -1084,7 +1183,7 @@ impl<'de> MapReader<'_, 'de> {
 impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
     type Error = ReadError;
 
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
@@ -1098,7 +1197,7 @@ impl<'de> de::MapAccess<'de> for MapReader<'_, 'de> {
         }
     }
 
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ReadError> {
         let src = self.value()?;
         match seed.deserialize(Reader(src)) {
