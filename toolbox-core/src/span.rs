@@ -19,7 +19,7 @@ use std::sync::{OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
 use tracing::callsite::{Callsite, Identifier};
-use tracing::field::{Field, FieldSet, Value};
+use tracing::field::{display, Field, FieldSet, Value};
 use tracing::metadata::Kind;
 use tracing::subscriber::Interest;
 use tracing::{Level, Metadata, Span};
@@ -58,6 +58,8 @@ struct ToolSite {
     interest: AtomicU8,
     /// The tool's name as logs show it.
     shown: &'static str,
+    /// The tool's name.
+    name: &'static str,
 }
 
 impl Callsite for ToolSite {
@@ -83,12 +85,14 @@ impl ToolSite {
     #[cold]
     fn new(name: &str) -> &'static ToolSite {
         let shown: &'static str = Box::leak(echo(name).into_owned().into_boxed_str());
+        let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
         let span_name: &'static str = Box::leak(format!("execute_tool {shown}").into_boxed_str());
         let site: &'static ToolSite = Box::leak(Box::new(ToolSite {
             meta: OnceLock::new(),
             fields: OnceLock::new(),
             interest: AtomicU8::new(SOMETIMES),
             shown,
+            name,
         }));
         let meta = site.meta.get_or_init(|| {
             Metadata::new(
@@ -121,23 +125,29 @@ impl ToolSite {
         let Some([operation, tool, kind, id]) = self.fields.get().filter(|_| enabled) else {
             return Span::none();
         };
+        // Values are displayed: a log line writes them as they are, with
+        // no escaping (the name was escaped once, when the callsite was
+        // made), and an exporter takes them as strings.
         let set = meta.fields();
+        let operation_name = display("execute_tool");
+        let tool_name = display(self.shown);
+        let tool_type = display("function");
         match call_id {
             Some(call_id) => Span::new(
                 meta,
                 &set.value_set(&[
-                    (operation, Some(&"execute_tool" as &dyn Value)),
-                    (tool, Some(&self.shown as &dyn Value)),
-                    (kind, Some(&"function" as &dyn Value)),
-                    (id, Some(&call_id as &dyn Value)),
+                    (operation, Some(&operation_name as &dyn Value)),
+                    (tool, Some(&tool_name as &dyn Value)),
+                    (kind, Some(&tool_type as &dyn Value)),
+                    (id, Some(&display(call_id) as &dyn Value)),
                 ]),
             ),
             None => Span::new(
                 meta,
                 &set.value_set(&[
-                    (operation, Some(&"execute_tool" as &dyn Value)),
-                    (tool, Some(&self.shown as &dyn Value)),
-                    (kind, Some(&"function" as &dyn Value)),
+                    (operation, Some(&operation_name as &dyn Value)),
+                    (tool, Some(&tool_name as &dyn Value)),
+                    (kind, Some(&tool_type as &dyn Value)),
                 ]),
             ),
         }
@@ -151,14 +161,45 @@ fn sites() -> &'static Sites {
     SITES.get_or_init(Sites::default)
 }
 
+/// How many callsites a thread keeps at hand (the tools it calls most
+/// recently), in front of the shared map.
+const RECENT: usize = 8;
+
+thread_local! {
+    /// The callsites this thread used last, so a call usually finds its
+    /// tool's without the shared map's lock.
+    static RECENT_SITES: std::cell::Cell<[Option<&'static ToolSite>; RECENT]> =
+        const { std::cell::Cell::new([None; RECENT]) };
+}
+
 /// The callsite of the tool `name`, made on its first call; `None` past
 /// the limits.
 #[inline]
 fn site(name: &str) -> Option<&'static ToolSite> {
-    if let Some(site) = sites().read().ok()?.get(name) {
+    let recent = RECENT_SITES.with(std::cell::Cell::get);
+    if let Some(site) = recent.iter().flatten().find(|site| site.name == name) {
         return Some(site);
     }
-    new_site(name)
+    shared_site(name)
+}
+
+/// The callsite of `name` from the shared map (made if new), remembered
+/// by this thread.
+#[cold]
+#[inline(never)]
+fn shared_site(name: &str) -> Option<&'static ToolSite> {
+    let found = sites().read().ok()?.get(name).copied();
+    let site = match found {
+        Some(site) => site,
+        None => new_site(name)?,
+    };
+    RECENT_SITES.with(|recent| {
+        let mut sites = recent.get();
+        sites.rotate_right(1);
+        sites[0] = Some(site);
+        recent.set(sites);
+    });
+    Some(site)
 }
 
 #[cold]
