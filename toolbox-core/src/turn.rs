@@ -217,7 +217,8 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             }
         }
         let mut outcomes: Vec<Option<Settled>> = calls.iter().map(|_| None).collect();
-        let mut batch: Vec<usize> = Vec::new();
+        // The calls since the last destructive one: a run of indices.
+        let mut batch = 0..0;
         let allowed = calls.len().min(self.max_calls);
         for (index, call) in calls.iter().enumerate().skip(allowed) {
             let error = ToolError::failed(format!(
@@ -235,14 +236,14 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         };
         for (index, spec) in specs.iter().enumerate().take(allowed) {
             if spec.as_ref().is_some_and(|spec| spec.is_destructive()) {
-                self.run_batch(&batch, &turn, &mut outcomes).await;
-                batch.clear();
-                self.run_batch(&[index], &turn, &mut outcomes).await;
+                self.run_batch(batch, &turn, &mut outcomes).await;
+                self.run_batch(index..index + 1, &turn, &mut outcomes).await;
+                batch = index + 1..index + 1;
             } else {
-                batch.push(index);
+                batch.end = index + 1;
             }
         }
-        self.run_batch(&batch, &turn, &mut outcomes).await;
+        self.run_batch(batch, &turn, &mut outcomes).await;
         outcomes
             .into_iter()
             .zip(calls)
@@ -260,24 +261,24 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
 
     async fn run_batch(
         &self,
-        batch: &[usize],
+        batch: std::ops::Range<usize>,
         turn: &Turn<'_, 'a>,
         outcomes: &mut [Option<Settled>],
     ) {
         // Without an approval hook a call is its lifecycle alone: each is
-        // started in order under a permit and polled once, so a call that
-        // answers at once (every synchronous tool) needs no task of its
-        // own. Only the calls still running, and those past the limit
-        // (which wait for a permit), are boxed and driven together.
+        // started in order while a permit is free and polled once, so a
+        // call that answers at once (every synchronous tool) needs no task
+        // and holds no permit. Only the calls still running (each holding
+        // a permit) and those past the limit (which wait for one) are
+        // boxed and driven together.
         let mut futures: Vec<BoxFuture<'_, (usize, Settled)>> = Vec::new();
-        let mut waiting: &[usize] = batch;
+        let mut waiting = batch.clone();
         if self.approval.is_none() {
-            for (at, &i) in batch.iter().enumerate() {
-                let Ok(permit) = turn.semaphore.try_acquire() else {
-                    waiting = &batch[at..];
+            for i in batch {
+                if turn.semaphore.available_permits() == 0 {
                     break;
-                };
-                waiting = &[];
+                }
+                waiting.start = i + 1;
                 let call = &turn.calls[i];
                 let mut lifecycle = crate::lifecycle::Call::new(
                     self.toolbox,
@@ -290,15 +291,19 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut lifecycle).poll(cx))).await;
                 match first {
                     Poll::Ready(response) => outcomes[i] = Some((response, None)),
-                    // `Call` is `Unpin`: it moves into the box as it is.
-                    Poll::Pending => futures.push(Box::pin(async move {
-                        let _permit = permit;
-                        (i, (lifecycle.await, None))
-                    })),
+                    // `Call` is `Unpin`: it moves into the box as it is,
+                    // with the permit it holds while it runs.
+                    Poll::Pending => {
+                        let permit = turn.semaphore.try_acquire().ok();
+                        futures.push(Box::pin(async move {
+                            let _permit = permit;
+                            (i, (lifecycle.await, None))
+                        }));
+                    }
                 }
             }
         }
-        futures.extend(waiting.iter().map(|&i| -> BoxFuture<'_, (usize, Settled)> {
+        futures.extend(waiting.map(|i| -> BoxFuture<'_, (usize, Settled)> {
             Box::pin(async move {
                 (
                     i,
