@@ -681,6 +681,47 @@ mod tests {
     }
 
     #[test]
+    fn depth_is_checked_as_a_tool_reads() {
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Holds {
+            v: Value,
+        }
+        let nest = |levels: usize| {
+            let mut value = json!(1);
+            for _ in 0..levels {
+                value = Value::Array(vec![value]);
+            }
+            let mut map = Map::new();
+            map.insert("v".to_owned(), value);
+            Value::Object(map)
+        };
+        // The object and 127 arrays in it: as deep as a value may nest
+        // (text, as serde_json's parser, one level less).
+        let deepest = nest(127);
+        assert!(Arguments::from(&deepest)
+            .deserialize_tool::<Holds>()
+            .is_ok());
+        let text = nest(126).to_string();
+        assert!(Arguments::Text(&text).deserialize_tool::<Holds>().is_ok());
+        assert!(serde_json::from_str::<Value>(&deepest.to_string()).is_err());
+        for arguments in [nest(128), nest(10_000)] {
+            let error = Arguments::from(&arguments)
+                .deserialize_tool::<Holds>()
+                .unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "invalid arguments: the arguments nest deeper than 128 levels"
+            );
+            let mut arguments = arguments;
+            let mut next = arguments["v"].take();
+            while let Value::Array(mut items) = next {
+                next = items.pop().unwrap_or(Value::Null);
+            }
+        }
+    }
+
+    #[test]
     fn a_huge_input_is_echoed_cut() {
         let error = Arguments::from(&json!({"query": "x".repeat(10_000_000), "filters": 1}))
             .deserialize::<Search>()
