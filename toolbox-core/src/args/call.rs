@@ -45,7 +45,7 @@ impl ToolCall {
 
 /// A call's arguments in the form the provider sent them: JSON text (OpenAI's
 /// and Responses' `arguments` strings) is kept as text, so the tool reads
-/// it with `serde_json::from_str`'s own reader and no `Value` tree is built;
+/// it as text (the intake's text reader, `from_str`'s acceptance) and no `Value` tree is built;
 /// an object (Anthropic's `input`, Gemini's `args`) is kept as a value.
 ///
 /// It derefs to the argument object, which text becomes on first use (as

@@ -230,7 +230,7 @@ impl Provider {
     /// A body of the provider's usual shape is read with typed structs
     /// that visit only what a call needs (no `Value` tree), and each
     /// call's arguments stay the JSON text they came as, so the tool reads
-    /// them with `serde_json::from_str`'s own reader; any other body is
+    /// them as text (the intake's text reader); any other body is
     /// read as [`parse_calls`](Provider::parse_calls) reads it, with the
     /// same calls and the same errors.
     ///
