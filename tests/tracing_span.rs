@@ -64,6 +64,14 @@ impl Subscriber for Recorder {
     }
 }
 
+/// Runs `calls` to their end with `recorder` as the thread's subscriber.
+fn recorded(recorder: &Recorder, calls: impl std::future::Future<Output = ()>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || runtime.block_on(calls));
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct City {
     city: String,
@@ -81,24 +89,19 @@ fn every_call_is_an_execute_tool_span_with_gen_ai_attributes() {
         }
     })])
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    tracing::subscriber::with_default(recorder.clone(), || {
-        runtime.block_on(async {
-            let handler = ToolHandler::empty();
-            let ctx = Context::new().with_call_id("call_1");
-            tools
-                .call("weather", &json!({"city": "Prague"}), &ctx, &handler)
-                .await;
-            let ctx = Context::new().with_call_id("call_2");
-            tools
-                .call("weather", &json!({"city": "Atlantis"}), &ctx, &handler)
-                .await;
-            tools
-                .call("weather", &json!({}), &Context::new(), &handler)
-                .await;
-        })
+    recorded(&recorder, async {
+        let handler = ToolHandler::empty();
+        let ctx = Context::new().with_call_id("call_1");
+        tools
+            .call("weather", &json!({"city": "Prague"}), &ctx, &handler)
+            .await;
+        let ctx = Context::new().with_call_id("call_2");
+        tools
+            .call("weather", &json!({"city": "Atlantis"}), &ctx, &handler)
+            .await;
+        tools
+            .call("weather", &json!({}), &Context::new(), &handler)
+            .await;
     });
     let spans = recorder.spans.lock().unwrap();
     assert_eq!(spans.len(), 3);
@@ -141,16 +144,11 @@ fn a_name_past_the_limits_shares_one_callsite() {
     }
     let recorder = Recorder::default();
     let long = format!("tool_{}\n", "x".repeat(150));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    tracing::subscriber::with_default(recorder.clone(), || {
-        runtime.block_on(async {
-            let handler = ToolHandler::empty();
-            Any.call(&long, &json!({}), &Context::new(), &handler).await;
-            Any.call("a\u{7}b", &json!({}), &Context::new(), &handler)
-                .await;
-        })
+    recorded(&recorder, async {
+        let handler = ToolHandler::empty();
+        Any.call(&long, &json!({}), &Context::new(), &handler).await;
+        Any.call("a\u{7}b", &json!({}), &Context::new(), &handler)
+            .await;
     });
     let spans = recorder.spans.lock().unwrap();
     assert_eq!(spans.len(), 2);

@@ -20,11 +20,11 @@ pub(crate) fn parameters_of<T: JsonSchema>() -> Value {
     parameters_schema(root_schema::<T>(), &T::schema_name())
 }
 
-pub(crate) fn parameters_schema(schema: Value, type_name: &str) -> Value {
+fn parameters_schema(schema: Value, type_name: &str) -> Value {
     object_schema(schema, type_name).unwrap_or_else(|_| empty_object_schema())
 }
 
-pub(crate) fn object_schema(mut schema: Value, type_name: &str) -> Result<Value, String> {
+fn object_schema(mut schema: Value, type_name: &str) -> Result<Value, String> {
     // Any JSON value (`serde_json::Value`): intake makes it an object.
     if schema == Value::Bool(true) || schema.as_object().is_some_and(Map::is_empty) {
         return Ok(serde_json::json!({"type": "object", "properties": {}}));
@@ -64,7 +64,7 @@ pub fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object", "properties": {}})
 }
 
-pub(crate) fn root_schema<T: JsonSchema + ?Sized>() -> Value {
+fn root_schema<T: JsonSchema + ?Sized>() -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
     strip_root(generator.into_root_schema_for::<T>().to_value())
 }

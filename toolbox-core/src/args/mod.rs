@@ -383,12 +383,7 @@ fn refused(
         read::Input::Text(text) => text,
     };
     let message = match first.into_failed() {
-        read::Failed::TextOnly(message) => {
-            return Err(ToolError::invalid_arguments(
-                "",
-                format!("the arguments are not valid JSON ({message}); send a JSON object"),
-            ))
-        }
+        read::Failed::TextOnly(message) => return Err(not_json(&message)),
         read::Failed::Syntax => None,
         read::Failed::Data { message, .. } => Some(message),
     };
@@ -467,7 +462,7 @@ fn not_an_object(value: &Value) -> ToolError {
     )
 }
 
-fn not_json(error: &serde_json::Error) -> ToolError {
+fn not_json(error: &dyn fmt::Display) -> ToolError {
     ToolError::invalid_arguments(
         "",
         format!("the arguments are not valid JSON ({error}); send a JSON object"),
@@ -658,26 +653,35 @@ mod tests {
         );
     }
 
-    #[test]
-    fn deep_values_are_refused_not_overflowed() {
+    /// `{"v": [[…[1]…]]}` with `levels` arrays, built without recursion.
+    fn nested(levels: usize) -> Value {
         let mut value = json!(1);
-        for _ in 0..100_000 {
+        for _ in 0..levels {
             value = Value::Array(vec![value]);
         }
         let mut map = Map::new();
         map.insert("v".to_owned(), value);
-        let object = Value::Object(map);
+        Value::Object(map)
+    }
+
+    /// Drops a [`nested`] value without recursing (dropping a deep value
+    /// recurses too).
+    fn unwind(mut object: Value) {
+        let mut next = object["v"].take();
+        while let Value::Array(mut items) = next {
+            next = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
+    fn deep_values_are_refused_not_overflowed() {
+        let object = nested(100_000);
         let error = Arguments::from(&object).deserialize::<Value>().unwrap_err();
         assert_eq!(
             error.to_string(),
             "invalid arguments: the arguments nest deeper than 128 levels"
         );
-        // Dropping a 100,000-deep value recurses too: unwind it by hand.
-        let mut object = object;
-        let mut next = object["v"].take();
-        while let Value::Array(mut items) = next {
-            next = items.pop().unwrap_or(Value::Null);
-        }
+        unwind(object);
     }
 
     #[test]
@@ -687,25 +691,16 @@ mod tests {
         struct Holds {
             v: Value,
         }
-        let nest = |levels: usize| {
-            let mut value = json!(1);
-            for _ in 0..levels {
-                value = Value::Array(vec![value]);
-            }
-            let mut map = Map::new();
-            map.insert("v".to_owned(), value);
-            Value::Object(map)
-        };
         // The object and 127 arrays in it: as deep as a value may nest
         // (text, as serde_json's parser, one level less).
-        let deepest = nest(127);
+        let deepest = nested(127);
         assert!(Arguments::from(&deepest)
             .deserialize_tool::<Holds>()
             .is_ok());
-        let text = nest(126).to_string();
+        let text = nested(126).to_string();
         assert!(Arguments::Text(&text).deserialize_tool::<Holds>().is_ok());
         assert!(serde_json::from_str::<Value>(&deepest.to_string()).is_err());
-        for arguments in [nest(128), nest(10_000)] {
+        for arguments in [nested(128), nested(10_000)] {
             let error = Arguments::from(&arguments)
                 .deserialize_tool::<Holds>()
                 .unwrap_err();
@@ -713,11 +708,7 @@ mod tests {
                 error.to_string(),
                 "invalid arguments: the arguments nest deeper than 128 levels"
             );
-            let mut arguments = arguments;
-            let mut next = arguments["v"].take();
-            while let Value::Array(mut items) = next {
-                next = items.pop().unwrap_or(Value::Null);
-            }
+            unwind(arguments);
         }
     }
 

@@ -131,13 +131,6 @@ impl ReadError {
     }
 
     #[cold]
-    fn unnamed_key(message: impl fmt::Display) -> Self {
-        let mut error = ReadError::new(Kind::Data(de::Error::custom(message)));
-        error.0.unnamed_key = true;
-        error
-    }
-
-    #[cold]
     fn at(mut self, step: impl FnOnce() -> PathStep) -> Self {
         if matches!(self.0.kind, Kind::Data(_)) {
             self.0.path.push(step());
@@ -390,11 +383,7 @@ impl<'de> Cursor<'de> {
     /// The number at the cursor, as serde_json's reader parses it.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn number(&mut self) -> Result<Num, ReadError> {
-        let text = self.number_text();
-        if let Some(number) = plain_integer(text) {
-            return Ok(number);
-        }
-        other_number(text)
+        number_of(self.number_text())
     }
 
     /// The literal `word` at the cursor.
@@ -432,8 +421,7 @@ impl<'de> Cursor<'de> {
     /// `i128`, `f32`): the literal at the cursor read by serde_json.
     fn exact<T: Deserialize<'de>>(&mut self) -> Result<T, ReadError> {
         let text = self.number_text();
-        let mut de = serde_json::Deserializer::from_str(text);
-        match T::deserialize(&mut de).and_then(|value| de.end().map(|()| value)) {
+        match serde_json::from_str::<T>(text) {
             Ok(value) => Ok(value),
             Err(error) if error.is_data() => {
                 Err(ReadError::new(Kind::Data(without_position(error))))
@@ -445,6 +433,16 @@ impl<'de> Cursor<'de> {
             )),
             Err(_) => Err(ReadError::syntax()),
         }
+    }
+}
+
+/// A number's text read as serde_json reads it: a plain integer here,
+/// anything else by serde_json.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn number_of(text: &str) -> Result<Num, ReadError> {
+    match plain_integer(text) {
+        Some(number) => Ok(number),
+        None => other_number(text),
     }
 }
 
@@ -1274,7 +1272,7 @@ impl<'de> Key<'de> {
     #[cold]
     fn not_a_number(&self) -> ReadError {
         match self.raw {
-            None => ReadError::unnamed_key("expected key to be a number in quotes"),
+            None => unnamed(de::Error::custom("expected key to be a number in quotes")),
             Some(_) => text_only("expected key to be a number in quotes"),
         }
     }
@@ -1294,10 +1292,7 @@ impl<'de> Key<'de> {
     /// The key as a number, as serde_json reads it.
     #[inline(never)]
     fn parsed(&self) -> Result<Num, ReadError> {
-        let text = self.number_text()?;
-        plain_integer(text)
-            .map_or_else(|| other_number(text), Ok)
-            .map_err(|_| self.not_a_number())
+        number_of(self.number_text()?).map_err(|_| self.not_a_number())
     }
 }
 
