@@ -197,66 +197,75 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     }
 
     /// Runs `calls` and returns one outcome per call, in order.
-    pub async fn run(&self, mut calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
-        let semaphore = Semaphore::new(self.limit);
+    pub async fn run(&self, calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
+        // Each call moves once, into its outcome, whose response is set
+        // when the call has settled.
+        let mut answered: Vec<CallOutcome> = calls
+            .into_iter()
+            .map(|call| CallOutcome {
+                call,
+                response: ToolResponse::text(String::new()),
+                pending: None,
+            })
+            .collect();
         // Each call's context (its id included): the one its conditions
         // see, for its specification and when it runs.
-        let contexts: Vec<Context> = calls.iter().map(|c| call_context(c, ctx)).collect();
-        let specs: Vec<Option<Cow<'a, ToolSpecification>>> = calls
+        let slots: Vec<Slot<'a>> = answered
             .iter()
-            .zip(&contexts)
-            .map(|(c, ctx)| self.toolbox.specification(&c.name, ctx))
+            .map(|outcome| {
+                let ctx = call_context(&outcome.call, ctx);
+                let spec = self.toolbox.specification(&outcome.call.name, &ctx);
+                Slot { ctx, spec }
+            })
             .collect();
         if let Some(provider) = self.provider {
-            for (call, spec) in calls.iter_mut().zip(&specs) {
-                if let Some(spec) = spec {
+            for (outcome, slot) in answered.iter_mut().zip(&slots) {
+                if let Some(spec) = &slot.spec {
+                    let call = &mut outcome.call;
                     for change in provider.normalize_call(call, spec) {
                         tracing::info!(target: "toolbox::turn", tool = %call.name, %change, "argument normalized");
                     }
                 }
             }
         }
-        let mut outcomes: Vec<Option<Settled>> = calls.iter().map(|_| None).collect();
-        // The calls since the last destructive one: a run of indices.
-        let mut batch = 0..0;
-        let allowed = calls.len().min(self.max_calls);
-        for (index, call) in calls.iter().enumerate().skip(allowed) {
-            let error = ToolError::failed(format!(
-                "too many tool calls in one turn ({}); only the first {} ran: send this call again in a later turn",
-                calls.len(),
-                self.max_calls
-            ));
-            outcomes[index] = Some((self.refuse(call, error, &contexts[index]).await, None));
-        }
+        let semaphore = Semaphore::new(self.limit);
+        let mut settled: Vec<Option<Settled>> = answered.iter().map(|_| None).collect();
         let turn = Turn {
-            calls: &calls,
-            specs: &specs,
-            contexts: &contexts,
+            calls: &answered,
+            slots: &slots,
             semaphore: &semaphore,
         };
-        for (index, spec) in specs.iter().enumerate().take(allowed) {
-            if spec.as_ref().is_some_and(|spec| spec.is_destructive()) {
-                self.run_batch(batch, &turn, &mut outcomes).await;
-                self.run_batch(index..index + 1, &turn, &mut outcomes).await;
+        let allowed = answered.len().min(self.max_calls);
+        for (index, outcome) in answered.iter().enumerate().skip(allowed) {
+            let error = ToolError::failed(format!(
+                "too many tool calls in one turn ({}); only the first {} ran: send this call again in a later turn",
+                answered.len(),
+                self.max_calls
+            ));
+            settled[index] = Some((
+                self.refuse(&outcome.call, error, &slots[index].ctx).await,
+                None,
+            ));
+        }
+        // The calls since the last destructive one: a run of indices.
+        let mut batch = 0..0;
+        for (index, slot) in slots.iter().enumerate().take(allowed) {
+            if slot.spec.as_ref().is_some_and(|spec| spec.is_destructive()) {
+                self.run_batch(batch, &turn, &mut settled).await;
+                self.run_batch(index..index + 1, &turn, &mut settled).await;
                 batch = index + 1..index + 1;
             } else {
                 batch.end = index + 1;
             }
         }
-        self.run_batch(batch, &turn, &mut outcomes).await;
-        outcomes
-            .into_iter()
-            .zip(calls)
-            .map(|(outcome, call)| {
-                let (response, pending) =
-                    outcome.unwrap_or_else(|| (ToolResponse::error("the call was not run"), None));
-                CallOutcome {
-                    call,
-                    response,
-                    pending: pending.map(|pending| *pending),
-                }
-            })
-            .collect()
+        self.run_batch(batch, &turn, &mut settled).await;
+        for (outcome, settled) in answered.iter_mut().zip(settled) {
+            let (response, pending) =
+                settled.unwrap_or_else(|| (ToolResponse::error("the call was not run"), None));
+            outcome.response = response;
+            outcome.pending = pending.map(|pending| *pending);
+        }
+        answered
     }
 
     async fn run_batch(
@@ -279,12 +288,12 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     break;
                 }
                 waiting.start = i + 1;
-                let call = &turn.calls[i];
+                let call = &turn.calls[i].call;
                 let mut lifecycle = crate::lifecycle::Call::new(
                     self.toolbox,
                     &call.name,
                     call.arguments.as_arguments(),
-                    &turn.contexts[i],
+                    &turn.slots[i].ctx,
                     &self.handler,
                 );
                 let first =
@@ -308,9 +317,9 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 (
                     i,
                     self.one(
-                        &turn.calls[i],
-                        turn.specs[i].as_deref(),
-                        &turn.contexts[i],
+                        &turn.calls[i].call,
+                        turn.slots[i].spec.as_deref(),
+                        &turn.slots[i].ctx,
                         turn.semaphore,
                     )
                     .await,
@@ -456,10 +465,16 @@ type Settled = (ToolResponse, Option<Box<PendingCall>>);
 
 /// One turn's calls with what each needs to run.
 struct Turn<'t, 'a> {
-    calls: &'t [ToolCall],
-    specs: &'t [Option<Cow<'a, ToolSpecification>>],
-    contexts: &'t [Context],
+    calls: &'t [CallOutcome],
+    slots: &'t [Slot<'a>],
     semaphore: &'t Semaphore,
+}
+
+/// What one call runs with: its context and its tool's specification
+/// there.
+struct Slot<'a> {
+    ctx: Context,
+    spec: Option<Cow<'a, ToolSpecification>>,
 }
 
 /// The context of one call: the turn's, with the call's id.

@@ -76,6 +76,35 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     }
 }
 
+/// A string borrowed from the body when it has no escapes, for a field
+/// that is only compared (`Option<Cow<str>>` alone always copies).
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Borrowing<'a>(std::marker::PhantomData<&'a str>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Borrowing<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(text.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Borrowing(std::marker::PhantomData))
+    }
+}
+
+impl Str<'_> {
+    fn is(&self, text: &str) -> bool {
+        self.0 == text
+    }
+}
+
 /// A field that is present, `null` included (`Option` alone reads a
 /// `null` as absent).
 fn present<'de, D: serde::Deserializer<'de>>(
@@ -130,7 +159,7 @@ struct ResponsesBody<'a> {
 #[derive(Deserialize)]
 struct ResponsesItem<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Str<'a>>,
     #[serde(borrow, default)]
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -148,7 +177,7 @@ struct AnthropicBody<'a> {
 #[derive(Deserialize)]
 struct AnthropicBlock<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Str<'a>>,
     #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -223,7 +252,11 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
             body.output
                 .into_iter()
                 .map(|Obj(item)| item)
-                .filter(|item| item.kind.as_deref() == Some("function_call"))
+                .filter(|item| {
+                    item.kind
+                        .as_ref()
+                        .is_some_and(|kind| kind.is("function_call"))
+                })
                 .map(|item| {
                     Some(ToolCall {
                         id: Some(item.call_id?.into_owned()),
@@ -239,7 +272,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
             body.content
                 .into_iter()
                 .map(|Obj(block)| block)
-                .filter(|block| block.kind.as_deref() == Some("tool_use"))
+                .filter(|block| block.kind.as_ref().is_some_and(|kind| kind.is("tool_use")))
                 .map(|block| {
                     Some(ToolCall {
                         id: Some(block.id?.into_owned()),
@@ -277,5 +310,28 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                 .collect()
         }
         Provider::Mcp => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block's type is compared as text: written with an escape, it is
+    /// the same type (read into a copy rather than borrowed).
+    #[test]
+    fn an_escaped_type_is_the_same_type() {
+        let body = br#"{"content": [{"type": "text", "text": "hi"},
+            {"type": "tool\u005fuse", "id": "toolu_1", "name": "add", "input": {"a": 1}}]}"#;
+        let read = calls(Provider::Anthropic { strict: true }, body).expect("the usual shape");
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].name, "add");
+        assert_eq!(read[0].arguments.as_text(), Some(r#"{"a": 1}"#));
+        let body = br#"{"output": [{"type": "function\u005fcall", "call_id": "c1", "name": "add", "arguments": "{}"},
+            {"type": "message", "content": []}]}"#;
+        let read =
+            calls(Provider::OpenAiResponses { strict: true }, body).expect("the usual shape");
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].id.as_deref(), Some("c1"));
     }
 }

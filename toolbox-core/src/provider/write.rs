@@ -93,14 +93,39 @@ fn text<'a>(response: &'a ToolResponse, parts: fn(&ToolResponse) -> Value) -> Te
     }
 }
 
+/// Room for the messages of `results`: their texts (a quarter more for
+/// escapes), ids and names, and each message's own keys, so the text is
+/// written into one allocation where serde_json's would grow it several
+/// times.
+fn room<R: Answered>(results: &[R]) -> usize {
+    let each = |result: &R| {
+        let (call, response) = result.parts();
+        let content = response.content.len();
+        content + content / 4 + call.name.len() + call.id.as_ref().map_or(8, String::len) + 80
+    };
+    results.iter().map(each).sum::<usize>() + 32
+}
+
 /// The result messages as JSON text (an array, as `result_messages`).
 pub(super) fn messages<R: Answered>(
     provider: Provider,
     results: &[R],
 ) -> Result<String, serde_json::Error> {
+    let mut buffer = Vec::with_capacity(room(results));
+    write(provider, results, &mut buffer)?;
+    Ok(crate::response::json_string(buffer))
+}
+
+/// Writes the result messages of `results` to `out`.
+fn write<R: Answered>(
+    provider: Provider,
+    results: &[R],
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
     let indexed = results.iter().map(Answered::parts).enumerate();
     match provider {
-        Provider::OpenAiChat { .. } => serde_json::to_string(
+        Provider::OpenAiChat { .. } => serde_json::to_writer(
+            out,
             &indexed
                 .map(|(i, (call, response))| ChatResult {
                     role: "tool",
@@ -109,7 +134,8 @@ pub(super) fn messages<R: Answered>(
                 })
                 .collect::<Vec<_>>(),
         ),
-        Provider::OpenAiResponses { .. } => serde_json::to_string(
+        Provider::OpenAiResponses { .. } => serde_json::to_writer(
+            out,
             &indexed
                 .map(|(i, (call, response))| ResponsesResult {
                     kind: "function_call_output",
@@ -118,17 +144,20 @@ pub(super) fn messages<R: Answered>(
                 })
                 .collect::<Vec<_>>(),
         ),
-        Provider::Anthropic { .. } => serde_json::to_string(&[Turn {
-            role: "user",
-            items: indexed
-                .map(|(i, (call, response))| AnthropicResult {
-                    kind: "tool_result",
-                    tool_use_id: id(i, call),
-                    content: text(response, anthropic_content),
-                    is_error: response.is_error,
-                })
-                .collect(),
-        }]),
+        Provider::Anthropic { .. } => serde_json::to_writer(
+            out,
+            &[Turn {
+                role: "user",
+                items: indexed
+                    .map(|(i, (call, response))| AnthropicResult {
+                        kind: "tool_result",
+                        tool_use_id: id(i, call),
+                        content: text(response, anthropic_content),
+                        is_error: response.is_error,
+                    })
+                    .collect(),
+            }],
+        ),
         Provider::Gemini | Provider::GeminiLegacy => {
             // Output that is JSON goes in as it is (the value
             // `result_messages` parses it into), anything else as a string.
@@ -137,30 +166,33 @@ pub(super) fn messages<R: Answered>(
                 .map(|result| result.response())
                 .map(|response| serde_json::from_str(&response.content).ok())
                 .collect();
-            serde_json::to_string(&[GeminiTurn {
-                role: "user",
-                parts: results
-                    .iter()
-                    .map(Answered::parts)
-                    .zip(&raws)
-                    .map(|((call, response), raw)| GeminiPart {
-                        function_response: GeminiResponse {
-                            id: call.id.as_deref(),
-                            name: &call.name,
-                            response: match (response.is_error, raw) {
-                                (true, _) => GeminiBody::Error {
-                                    error: &response.content,
-                                },
-                                (false, Some(raw)) => GeminiBody::Json { output: raw },
-                                (false, None) => GeminiBody::Text {
-                                    output: &response.content,
+            serde_json::to_writer(
+                out,
+                &[GeminiTurn {
+                    role: "user",
+                    parts: results
+                        .iter()
+                        .map(Answered::parts)
+                        .zip(&raws)
+                        .map(|((call, response), raw)| GeminiPart {
+                            function_response: GeminiResponse {
+                                id: call.id.as_deref(),
+                                name: &call.name,
+                                response: match (response.is_error, raw) {
+                                    (true, _) => GeminiBody::Error {
+                                        error: &response.content,
+                                    },
+                                    (false, Some(raw)) => GeminiBody::Json { output: raw },
+                                    (false, None) => GeminiBody::Text {
+                                        output: &response.content,
+                                    },
                                 },
                             },
-                        },
-                    })
-                    .collect(),
-            }])
+                        })
+                        .collect(),
+                }],
+            )
         }
-        Provider::Mcp => serde_json::to_string(&provider.result_messages(results)),
+        Provider::Mcp => serde_json::to_writer(out, &provider.result_messages(results)),
     }
 }
