@@ -227,9 +227,8 @@ fn kept<T>(result: Result<(), ToolError>, parsed: Option<T>) -> Result<T, ToolEr
 fn fast_input(arguments: Arguments<'_>) -> Option<read::Input<'_>> {
     match arguments {
         Arguments::Text(text) if opens_object(text) => Some(read::Input::Text(text)),
-        Arguments::Value(value @ Value::Object(_)) if !too_deep(value) => {
-            Some(read::Input::Value(value))
-        }
+        // The reader counts a value's levels as it enters them.
+        Arguments::Value(value @ Value::Object(_)) => Some(read::Input::Value(value)),
         _ => None,
     }
 }
@@ -483,8 +482,13 @@ fn check_depth(value: &Value) -> Result<(), ToolError> {
 }
 
 /// Whether `value` nests deeper than [`MAX_DEPTH`].
-#[inline(never)]
 fn too_deep(value: &Value) -> bool {
+    deeper_than(value, MAX_DEPTH)
+}
+
+/// Whether `value` nests deeper than `budget` levels.
+#[inline(never)]
+pub(crate) fn deeper_than(value: &Value, budget: usize) -> bool {
     fn deeper(value: &Value, budget: usize) -> bool {
         let nested = |child: &Value| {
             matches!(child, Value::Array(_) | Value::Object(_)) && deeper(child, budget - 1)
@@ -495,7 +499,7 @@ fn too_deep(value: &Value) -> bool {
             _ => false,
         }
     }
-    deeper(value, MAX_DEPTH)
+    deeper(value, budget)
 }
 
 #[cfg(test)]
@@ -710,6 +714,64 @@ mod tests {
             );
             unwind(arguments);
         }
+    }
+
+    /// Parts of a value the read does not enter (a skipped field, raw
+    /// text, an enum's content object) count as the rest: a value of 128
+    /// levels is read, one of 129 refused, as the walk before the read
+    /// used to decide.
+    #[test]
+    fn depth_counts_what_the_read_does_not_enter() {
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Skips {
+            a: i64,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Raw {
+            v: Box<serde_json::value::RawValue>,
+        }
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Wrapped {
+            W(Value),
+        }
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Holds {
+            v: Wrapped,
+        }
+        let refused = "invalid arguments: the arguments nest deeper than 128 levels";
+        for arrays in [127, 128] {
+            let deepest = arrays == 127;
+            let mut skipped = nested(arrays);
+            skipped["a"] = json!(1);
+            let skipped_result = Arguments::from(&skipped).deserialize_tool::<Skips>();
+            let raw_result = Arguments::from(&skipped).deserialize::<Raw>();
+            // `{"v": {"W": [[…]]}}`: the enum's object is a level.
+            let mut enum_value = nested(arrays - 1);
+            enum_value["v"] = json!({"W": enum_value["v"].take()});
+            let enum_result = Arguments::from(&enum_value).deserialize_tool::<Holds>();
+            if deepest {
+                assert_eq!(skipped_result.unwrap().a, 1);
+                assert!(raw_result.is_ok());
+                assert!(enum_result.is_ok());
+            } else {
+                assert_eq!(skipped_result.unwrap_err().to_string(), refused);
+                assert_eq!(raw_result.unwrap_err().to_string(), refused);
+                assert_eq!(enum_result.unwrap_err().to_string(), refused);
+            }
+        }
+        // The count starts again at each read, whatever a refused one
+        // left.
+        assert_eq!(
+            Arguments::from(&json!({"a": 2}))
+                .deserialize_tool::<Skips>()
+                .unwrap()
+                .a,
+            2
+        );
     }
 
     #[test]

@@ -35,6 +35,80 @@ const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 /// How deep text may nest, as serde_json's parser allows.
 const TEXT_DEPTH: u32 = 128;
 
+thread_local! {
+    /// How many objects and arrays of the value being read enclose the
+    /// reader's position: counted as they are entered, so a value is
+    /// refused past [`MAX_DEPTH`](super::MAX_DEPTH) levels (as its text
+    /// would be) without a walk of its own before the read.
+    static VALUE_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of a value's nesting, entered; left when dropped.
+struct Level(());
+
+impl Level {
+    /// Enters an object or an array of the value.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn enter() -> Result<Level, ReadError> {
+        let depth = VALUE_DEPTH.get() + 1;
+        if depth as usize > super::MAX_DEPTH {
+            return Err(too_deep());
+        }
+        VALUE_DEPTH.set(depth);
+        Ok(Level(()))
+    }
+
+    /// Whether `value`, met here without being entered (skipped, or kept
+    /// as raw text), nests past the limit.
+    fn check(value: &Value) -> Result<(), ReadError> {
+        let budget = super::MAX_DEPTH.saturating_sub(VALUE_DEPTH.get() as usize);
+        if super::deeper_than(value, budget) {
+            return Err(too_deep());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Level {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn drop(&mut self) {
+        VALUE_DEPTH.set(VALUE_DEPTH.get() - 1);
+    }
+}
+
+/// A value's read counts its levels from zero, whatever a read around it
+/// (or one whose access a visitor leaked) left; the count is restored
+/// when the read ends.
+struct Levels(Option<u32>);
+
+impl Levels {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn start(input: Input<'_>) -> Levels {
+        Levels(match input {
+            Input::Value(_) => Some(VALUE_DEPTH.replace(0)),
+            Input::Text(_) => None,
+        })
+    }
+}
+
+impl Drop for Levels {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn drop(&mut self) {
+        if let Some(outer) = self.0 {
+            VALUE_DEPTH.set(outer);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_deep() -> ReadError {
+    de::Error::custom(format_args!(
+        "the arguments nest deeper than {} levels",
+        super::MAX_DEPTH
+    ))
+}
+
 /// Arguments to read: a borrowed value, or JSON text.
 #[derive(Clone, Copy)]
 pub(crate) enum Input<'de> {
@@ -49,6 +123,7 @@ pub(crate) fn read_into<'de, T: Deserialize<'de>>(
     input: Input<'de>,
     slot: &mut Option<T>,
 ) -> Result<(), ReadError> {
+    let _levels = Levels::start(input);
     let mut cursor = Cursor::new("");
     match T::deserialize(Reader(start(input, &mut cursor))) {
         Ok(value) => {
@@ -573,11 +648,12 @@ fn got<'r, 'de>(src: Src<'r, 'de>) -> Result<Got<'r, 'de>, ReadError> {
             Value::Bool(b) => Got::Bool(*b),
             Value::Number(n) => Got::Num(num_of(n)),
             Value::String(s) => Got::Str(Cow::Borrowed(s), false),
-            Value::Array(items) => Got::Seq(Seq::Value(items.iter(), items.len())),
+            Value::Array(items) => Got::Seq(Seq::Value(items.iter(), items.len(), Level::enter()?)),
             Value::Object(map) => Got::Map(MapSrc::Value {
                 entries: map.iter(),
                 entry: None,
                 len: map.len(),
+                _level: Level::enter()?,
             }),
         }),
         Src::Text(cursor) => Ok(match cursor.peek() {
@@ -650,10 +726,13 @@ fn open<'r, 'de>(
             entries: map.iter(),
             entry: None,
             len: map.len(),
+            _level: Level::enter()?,
         })),
-        Src::Value(Value::Array(items)) if seq => {
-            Ok(Opened::Seq(Seq::Value(items.iter(), items.len())))
-        }
+        Src::Value(Value::Array(items)) if seq => Ok(Opened::Seq(Seq::Value(
+            items.iter(),
+            items.len(),
+            Level::enter()?,
+        ))),
         Src::Text(cursor) if cursor.current() == Some(b'{') => {
             cursor.enter()?;
             Ok(Opened::Map(MapSrc::Text {
@@ -828,7 +907,7 @@ macro_rules! seqs {
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, ReadError> {
             match self.0 {
                 Src::Value(Value::Array(items)) => {
-                    visit_seq(Seq::Value(items.iter(), items.len()), visitor)
+                    visit_seq(Seq::Value(items.iter(), items.len(), Level::enter()?), visitor)
                 }
                 src => match got(src) {
                     Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
@@ -939,7 +1018,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
     ) -> Result<V::Value, ReadError> {
         if name == RAW_TOKEN {
             let raw = match self.0 {
-                Src::Value(value) => Cow::Owned(value.to_string()),
+                Src::Value(value) => {
+                    Level::check(value)?;
+                    Cow::Owned(value.to_string())
+                }
                 Src::Text(cursor) => Cow::Borrowed(cursor.raw()?),
             };
             return visitor.visit_map(RawMap { raw: Some(raw) });
@@ -976,16 +1058,23 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         visitor: V,
     ) -> Result<V::Value, ReadError> {
         let mut src = self.0;
+        let from_value = matches!(src, Src::Value(_));
         let variant = open_enum(src.reborrow())?;
         let object = variant.content.is_some();
+        // A variant with content is an object of the value: a level.
+        let _level = match from_value && object {
+            true => Some(Level::enter()?),
+            false => None,
+        };
         let value = visitor.visit_enum(variant)?;
         close_enum(src, object)?;
         Ok(value)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        if let Src::Text(cursor) = self.0 {
-            cursor.skip()?;
+        match self.0 {
+            Src::Text(cursor) => cursor.skip()?,
+            Src::Value(value) => Level::check(value)?,
         }
         visitor.visit_unit()
     }
@@ -995,8 +1084,8 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
 // Sequences and maps.
 
 enum Seq<'r, 'de> {
-    /// The items left, and how many there were.
-    Value(std::slice::Iter<'de, Value>, usize),
+    /// The items left, how many there were, and the level the array is.
+    Value(std::slice::Iter<'de, Value>, usize, Level),
     Text(&'r mut Cursor<'de>),
 }
 
@@ -1010,7 +1099,7 @@ impl<'r, 'de> SeqReader<'r, 'de> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn next(&mut self) -> Result<Option<Src<'_, 'de>>, ReadError> {
         let src = match &mut self.src {
-            Seq::Value(items, _) => match items.next() {
+            Seq::Value(items, _, _) => match items.next() {
                 Some(item) => Src::Value(item),
                 None => return Ok(None),
             },
@@ -1038,8 +1127,10 @@ impl<'r, 'de> SeqReader<'r, 'de> {
     #[inline]
     fn end(self) -> Result<(), ReadError> {
         match self.src {
-            Seq::Value(items, _) if items.len() == 0 => Ok(()),
-            Seq::Value(_, len) => Err(de::Error::invalid_length(len, &"fewer elements in array")),
+            Seq::Value(items, _, _) if items.len() == 0 => Ok(()),
+            Seq::Value(_, len, _) => {
+                Err(de::Error::invalid_length(len, &"fewer elements in array"))
+            }
             Seq::Text(cursor) => cursor.leave(b']'),
         }
     }
@@ -1064,7 +1155,7 @@ impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
 
     fn size_hint(&self) -> Option<usize> {
         match &self.src {
-            Seq::Value(items, _) => Some(items.len()),
+            Seq::Value(items, _, _) => Some(items.len()),
             Seq::Text(_) => None,
         }
     }
@@ -1076,6 +1167,8 @@ enum MapSrc<'r, 'de> {
         /// The current entry (its key names the path of an error).
         entry: Option<(&'de str, &'de Value)>,
         len: usize,
+        /// The level the object is.
+        _level: Level,
     },
     Text {
         cursor: &'r mut Cursor<'de>,
@@ -1459,7 +1552,7 @@ impl<'de> de::VariantAccess<'de> for Content<'_, 'de> {
             Some(src) => {
                 let from_value = matches!(src, Src::Value(_));
                 match got(src) {
-                    Ok(Got::Seq(Seq::Value(_, 0))) => visitor.visit_unit(),
+                    Ok(Got::Seq(Seq::Value(_, 0, _))) => visitor.visit_unit(),
                     Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
                     Ok(other) if from_value => Err(other.invalid(&"tuple variant")),
                     Ok(other) => Err(other.invalid(&visitor)),
