@@ -29,10 +29,56 @@ use crate::error::ToolError;
 /// ```
 #[derive(Clone, Default)]
 pub struct Context {
-    call_id: Option<Arc<str>>,
+    call_id: Option<CallIdText>,
     request: Option<Arc<dyn AttachedRequest>>,
     extensions: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
     cancellation: Option<CancellationToken>,
+}
+
+/// How long a call id is kept in the context itself rather than shared:
+/// the providers' ids (`call_…`, `toolu_…`) fit.
+const INLINE_ID: usize = 38;
+
+/// A call id: short ones in place (a call's context is made without an
+/// allocation), longer ones shared.
+#[derive(Clone)]
+enum CallIdText {
+    Inline { len: u8, bytes: [u8; INLINE_ID] },
+    Shared(Arc<str>),
+}
+
+impl CallIdText {
+    /// `id`, in place when it fits.
+    #[inline]
+    fn of(id: &str) -> Self {
+        if id.len() <= INLINE_ID {
+            let mut bytes = [0; INLINE_ID];
+            bytes[..id.len()].copy_from_slice(id.as_bytes());
+            CallIdText::Inline {
+                len: id.len() as u8,
+                bytes,
+            }
+        } else {
+            CallIdText::Shared(id.into())
+        }
+    }
+
+    #[inline]
+    fn as_str(&self) -> &str {
+        match self {
+            // The bytes of a `&str`, copied whole: always UTF-8.
+            CallIdText::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            CallIdText::Shared(id) => id,
+        }
+    }
+}
+
+impl fmt::Debug for CallIdText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 trait AttachedRequest: Any + Send + Sync {
@@ -57,8 +103,21 @@ impl Context {
 
     /// Sets the provider's call id.
     pub fn with_call_id(mut self, id: impl Into<Arc<str>>) -> Self {
-        self.call_id = Some(id.into());
+        let id: Arc<str> = id.into();
+        self.call_id = Some(match id.len() <= INLINE_ID {
+            true => CallIdText::of(&id),
+            false => CallIdText::Shared(id),
+        });
         self
+    }
+
+    /// This context for the call `id`: a short id is kept in place,
+    /// without an allocation.
+    pub(crate) fn for_call(&self, id: &str) -> Self {
+        Context {
+            call_id: Some(CallIdText::of(id)),
+            ..self.clone()
+        }
     }
 
     /// Attaches the originating request (any `Serialize` value).
@@ -83,7 +142,7 @@ impl Context {
     /// The provider's call id, when the caller set one.
     #[inline]
     pub fn call_id(&self) -> Option<&str> {
-        self.call_id.as_deref()
+        self.call_id.as_ref().map(CallIdText::as_str)
     }
 
     /// The attached request, when it is of type `T`.
@@ -291,5 +350,30 @@ mod tests {
         token.cancel();
         waiter.await.unwrap();
         assert!(Context::new().with_cancellation(token).is_cancelled());
+    }
+
+    /// A call id reads back as it was set, kept in place or shared, at
+    /// and past the inline length, with multi-byte characters.
+    #[test]
+    fn call_ids_read_back_as_set() {
+        let ids = [
+            String::new(),
+            "call_1".to_owned(),
+            "a".repeat(INLINE_ID),
+            "a".repeat(INLINE_ID + 1),
+            format!("{}é", "a".repeat(INLINE_ID - 2)),
+            format!("{}é", "a".repeat(INLINE_ID - 1)),
+        ];
+        for id in &ids {
+            let base = Context::new().with_call_id("outer");
+            assert_eq!(base.for_call(id).call_id(), Some(id.as_str()));
+            assert_eq!(
+                Context::new().with_call_id(id.as_str()).call_id(),
+                Some(id.as_str())
+            );
+            let shown = format!("{:?}", base.for_call(id));
+            assert!(shown.contains(&format!("call_id: Some({id:?})")), "{shown}");
+        }
+        assert_eq!(Context::new().call_id(), None);
     }
 }

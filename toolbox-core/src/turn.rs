@@ -480,7 +480,7 @@ struct Slot<'a> {
 /// The context of one call: the turn's, with the call's id.
 fn call_context(call: &ToolCall, ctx: &Context) -> Context {
     match &call.id {
-        Some(id) => ctx.clone().with_call_id(id.as_str()),
+        Some(id) => ctx.for_call(id),
         None => ctx.clone(),
     }
 }
