@@ -763,6 +763,48 @@ mod tests {
                 assert_eq!(enum_result.unwrap_err().to_string(), refused);
             }
         }
+        // An empty array counts as a level too, and so does each enum's
+        // object.
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Chain {
+            End(Vec<i64>),
+            Next(Box<Chain>),
+        }
+        #[derive(Debug, Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Empty {
+            v: Option<Value>,
+            chain: Option<Chain>,
+        }
+        for arrays in [127, 128] {
+            let mut value = nested(arrays - 1);
+            let mut innermost = &mut value["v"];
+            while let Value::Array(items) = innermost {
+                innermost = &mut items[0];
+            }
+            *innermost = json!([]);
+            let result = Arguments::from(&value).deserialize_tool::<Empty>();
+            match arrays {
+                127 => assert!(result.is_ok(), "{result:?}"),
+                _ => assert_eq!(result.unwrap_err().to_string(), refused),
+            }
+        }
+        // `{"chain": {"Next": … {"End": []}}}`: the object, one level per
+        // `Next`, `End`'s object and its `[]`.
+        for links in [125, 126] {
+            let mut chain = json!({"End": []});
+            for _ in 0..links {
+                chain = json!({ "Next": chain });
+            }
+            let value = json!({ "chain": chain });
+            let result = Arguments::from(&value).deserialize_tool::<Empty>();
+            assert_eq!(too_deep(&value), links == 126);
+            match links {
+                125 => assert!(result.is_ok(), "{result:?}"),
+                _ => assert_eq!(result.unwrap_err().to_string(), refused),
+            }
+        }
         // The count starts again at each read, whatever a refused one
         // left.
         assert_eq!(

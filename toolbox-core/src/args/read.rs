@@ -43,42 +43,56 @@ thread_local! {
     static VALUE_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// One level of a value's nesting, entered; left when dropped.
+/// Enters one level of a value's nesting (an object, an array, an enum's
+/// object): refused past the limit.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn enter_level() -> Result<(), ReadError> {
+    let depth = VALUE_DEPTH.get() + 1;
+    if depth as usize > super::MAX_DEPTH {
+        return Err(too_deep());
+    }
+    VALUE_DEPTH.set(depth);
+    Ok(())
+}
+
+/// Leaves the level [`enter_level`] entered.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn leave_level() {
+    VALUE_DEPTH.set(VALUE_DEPTH.get().saturating_sub(1));
+}
+
+/// Whether `value`, met here without being entered (skipped, or kept as
+/// raw text), nests past the limit.
+fn check_level(value: &Value) -> Result<(), ReadError> {
+    let budget = super::MAX_DEPTH.saturating_sub(VALUE_DEPTH.get() as usize);
+    if super::deeper_than(value, budget) {
+        return Err(too_deep());
+    }
+    Ok(())
+}
+
+/// An object's level, left when its access is dropped (maps carry a
+/// drop already, for their keys).
 struct Level(());
 
 impl Level {
-    /// Enters an object or an array of the value.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn enter() -> Result<Level, ReadError> {
-        let depth = VALUE_DEPTH.get() + 1;
-        if depth as usize > super::MAX_DEPTH {
-            return Err(too_deep());
-        }
-        VALUE_DEPTH.set(depth);
-        Ok(Level(()))
-    }
-
-    /// Whether `value`, met here without being entered (skipped, or kept
-    /// as raw text), nests past the limit.
-    fn check(value: &Value) -> Result<(), ReadError> {
-        let budget = super::MAX_DEPTH.saturating_sub(VALUE_DEPTH.get() as usize);
-        if super::deeper_than(value, budget) {
-            return Err(too_deep());
-        }
-        Ok(())
+        enter_level().map(|()| Level(()))
     }
 }
 
 impl Drop for Level {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn drop(&mut self) {
-        VALUE_DEPTH.set(VALUE_DEPTH.get() - 1);
+        leave_level();
     }
 }
 
 /// A value's read counts its levels from zero, whatever a read around it
-/// (or one whose access a visitor leaked) left; the count is restored
-/// when the read ends.
+/// left (or one that a panic unwound through, or whose access a visitor
+/// leaked), and gives the count back when it ends. Not a guard: the read
+/// of every argument type would need code to drop it on unwinding.
 struct Levels(Option<u32>);
 
 impl Levels {
@@ -89,14 +103,51 @@ impl Levels {
             Input::Text(_) => None,
         })
     }
-}
 
-impl Drop for Levels {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn drop(&mut self) {
+    fn end(self) {
         if let Some(outer) = self.0 {
             VALUE_DEPTH.set(outer);
         }
+    }
+
+    /// Ends a read that failed with `error`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn end_with(self, error: ReadError) -> ReadError {
+        self.end();
+        error
+    }
+}
+
+/// A level entered for the length of a visit (an array, an enum's
+/// object) and left by [`leave`](Entered::leave), not by a guard: the
+/// visit is the argument type's code, which would need code of its own to
+/// drop one on unwinding (a panic's leftover is cleared by the next read).
+#[must_use]
+struct Entered(bool);
+
+impl Entered {
+    /// Enters a level when `entered`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn when(entered: bool) -> Result<Entered, ReadError> {
+        if entered {
+            enter_level()?;
+        }
+        Ok(Entered(entered))
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn leave(self) {
+        if self.0 {
+            leave_level();
+        }
+    }
+
+    /// Leaves after a visit that failed with `error`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn leave_with(self, error: ReadError) -> ReadError {
+        self.leave();
+        error
     }
 }
 
@@ -123,14 +174,14 @@ pub(crate) fn read_into<'de, T: Deserialize<'de>>(
     input: Input<'de>,
     slot: &mut Option<T>,
 ) -> Result<(), ReadError> {
-    let _levels = Levels::start(input);
+    let levels = Levels::start(input);
     let mut cursor = Cursor::new("");
     match T::deserialize(Reader(start(input, &mut cursor))) {
         Ok(value) => {
             *slot = Some(value);
-            finish(input, &mut cursor)
+            finish(input, &mut cursor, levels)
         }
-        Err(error) => Err(error),
+        Err(error) => Err(levels.end_with(error)),
     }
 }
 
@@ -146,9 +197,11 @@ fn start<'r, 'de>(input: Input<'de>, cursor: &'r mut Cursor<'de>) -> Src<'r, 'de
     }
 }
 
-/// After the value: nothing but whitespace left in text.
+/// After the value: the count of levels given back, and nothing but
+/// whitespace left in text.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn finish(input: Input<'_>, cursor: &mut Cursor<'_>) -> Result<(), ReadError> {
+fn finish(input: Input<'_>, cursor: &mut Cursor<'_>, levels: Levels) -> Result<(), ReadError> {
+    levels.end();
     match input {
         Input::Value(_) => Ok(()),
         Input::Text(_) => cursor.end(),
@@ -648,7 +701,13 @@ fn got<'r, 'de>(src: Src<'r, 'de>) -> Result<Got<'r, 'de>, ReadError> {
             Value::Bool(b) => Got::Bool(*b),
             Value::Number(n) => Got::Num(num_of(n)),
             Value::String(s) => Got::Str(Cow::Borrowed(s), false),
-            Value::Array(items) => Got::Seq(Seq::Value(items.iter(), items.len(), Level::enter()?)),
+            // An empty array may be taken without a visit (a tuple
+            // variant's `[]`): its level is checked here.
+            Value::Array(items) if items.is_empty() => {
+                check_level(value)?;
+                Got::Seq(Seq::Value(items.iter(), 0))
+            }
+            Value::Array(items) => Got::Seq(Seq::Value(items.iter(), items.len())),
             Value::Object(map) => Got::Map(MapSrc::Value {
                 entries: map.iter(),
                 entry: None,
@@ -728,11 +787,9 @@ fn open<'r, 'de>(
             len: map.len(),
             _level: Level::enter()?,
         })),
-        Src::Value(Value::Array(items)) if seq => Ok(Opened::Seq(Seq::Value(
-            items.iter(),
-            items.len(),
-            Level::enter()?,
-        ))),
+        Src::Value(Value::Array(items)) if seq => {
+            Ok(Opened::Seq(Seq::Value(items.iter(), items.len())))
+        }
         Src::Text(cursor) if cursor.current() == Some(b'{') => {
             cursor.enter()?;
             Ok(Opened::Map(MapSrc::Text {
@@ -851,13 +908,16 @@ fn visit_cow<'de, V: Visitor<'de>>(s: Cow<'de, str>, visitor: V) -> Result<V::Va
 /// visitor's `visit_seq` is compiled once.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn visit_seq<'de, V: Visitor<'de>>(src: Seq<'_, 'de>, visitor: V) -> Result<V::Value, ReadError> {
-    let mut seq = SeqReader { src, index: 0 };
+    // Entered and left explicitly rather than by a guard, so the
+    // visitor's code needs no cleanup of its own on unwinding (a read
+    // starts its count afresh).
+    let mut seq = SeqReader::enter(src);
     match visitor.visit_seq(&mut seq) {
         Ok(value) => match seq.end() {
             Ok(()) => Ok(value),
             Err(error) => Err(error),
         },
-        Err(error) => Err(error),
+        Err(error) => Err(seq.abandon(error)),
     }
 }
 
@@ -907,7 +967,7 @@ macro_rules! seqs {
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, ReadError> {
             match self.0 {
                 Src::Value(Value::Array(items)) => {
-                    visit_seq(Seq::Value(items.iter(), items.len(), Level::enter()?), visitor)
+                    visit_seq(Seq::Value(items.iter(), items.len()), visitor)
                 }
                 src => match got(src) {
                     Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
@@ -1019,7 +1079,7 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         if name == RAW_TOKEN {
             let raw = match self.0 {
                 Src::Value(value) => {
-                    Level::check(value)?;
+                    check_level(value)?;
                     Cow::Owned(value.to_string())
                 }
                 Src::Text(cursor) => Cow::Borrowed(cursor.raw()?),
@@ -1062,11 +1122,12 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
         let variant = open_enum(src.reborrow())?;
         let object = variant.content.is_some();
         // A variant with content is an object of the value: a level.
-        let _level = match from_value && object {
-            true => Some(Level::enter()?),
-            false => None,
+        let level = Entered::when(from_value && object)?;
+        let value = match visitor.visit_enum(variant) {
+            Ok(value) => value,
+            Err(error) => return Err(level.leave_with(error)),
         };
-        let value = visitor.visit_enum(variant)?;
+        level.leave();
         close_enum(src, object)?;
         Ok(value)
     }
@@ -1074,7 +1135,7 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
         match self.0 {
             Src::Text(cursor) => cursor.skip()?,
-            Src::Value(value) => Level::check(value)?,
+            Src::Value(value) => check_level(value)?,
         }
         visitor.visit_unit()
     }
@@ -1084,22 +1145,65 @@ impl<'de> de::Deserializer<'de> for Reader<'_, 'de> {
 // Sequences and maps.
 
 enum Seq<'r, 'de> {
-    /// The items left, how many there were, and the level the array is.
-    Value(std::slice::Iter<'de, Value>, usize, Level),
+    /// The items left, and how many there were (the array's level is
+    /// entered while [`visit_seq`] reads it).
+    Value(std::slice::Iter<'de, Value>, usize),
     Text(&'r mut Cursor<'de>),
 }
 
 struct SeqReader<'r, 'de> {
     src: Seq<'r, 'de>,
     index: usize,
+    /// The array's level, entered for the visit.
+    level: SeqLevel,
+}
+
+/// Where a sequence stands with the value's levels.
+#[derive(Clone, Copy, PartialEq)]
+enum SeqLevel {
+    /// Text, which counts its own depth.
+    Text,
+    /// An array of the value, its level entered.
+    Entered,
+    /// An array past the limit: not entered, and its read refused.
+    TooDeep,
 }
 
 impl<'r, 'de> SeqReader<'r, 'de> {
+    /// A sequence to visit, its level entered (an array of the value; text
+    /// counts its own depth). One past the limit is refused by its first
+    /// read, so the visit has no failure of its own to handle.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn enter(src: Seq<'r, 'de>) -> Self {
+        let level = match src {
+            Seq::Value(..) if enter_level().is_ok() => SeqLevel::Entered,
+            Seq::Value(..) => SeqLevel::TooDeep,
+            Seq::Text(_) => SeqLevel::Text,
+        };
+        SeqReader {
+            src,
+            index: 0,
+            level,
+        }
+    }
+
+    /// Leaves after a visit that failed with `error`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn abandon(self, error: ReadError) -> ReadError {
+        if self.level == SeqLevel::Entered {
+            leave_level();
+        }
+        error
+    }
+
     /// The next item, if any.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn next(&mut self) -> Result<Option<Src<'_, 'de>>, ReadError> {
+        if self.level == SeqLevel::TooDeep {
+            return Err(too_deep());
+        }
         let src = match &mut self.src {
-            Seq::Value(items, _, _) => match items.next() {
+            Seq::Value(items, _) => match items.next() {
                 Some(item) => Src::Value(item),
                 None => return Ok(None),
             },
@@ -1126,11 +1230,14 @@ impl<'r, 'de> SeqReader<'r, 'de> {
     /// text, the closing bracket.
     #[inline]
     fn end(self) -> Result<(), ReadError> {
+        match self.level {
+            SeqLevel::Entered => leave_level(),
+            SeqLevel::TooDeep => return Err(too_deep()),
+            SeqLevel::Text => {}
+        }
         match self.src {
-            Seq::Value(items, _, _) if items.len() == 0 => Ok(()),
-            Seq::Value(_, len, _) => {
-                Err(de::Error::invalid_length(len, &"fewer elements in array"))
-            }
+            Seq::Value(items, _) if items.len() == 0 => Ok(()),
+            Seq::Value(_, len) => Err(de::Error::invalid_length(len, &"fewer elements in array")),
             Seq::Text(cursor) => cursor.leave(b']'),
         }
     }
@@ -1155,7 +1262,7 @@ impl<'de> de::SeqAccess<'de> for SeqReader<'_, 'de> {
 
     fn size_hint(&self) -> Option<usize> {
         match &self.src {
-            Seq::Value(items, _, _) => Some(items.len()),
+            Seq::Value(items, _) => Some(items.len()),
             Seq::Text(_) => None,
         }
     }
@@ -1552,7 +1659,7 @@ impl<'de> de::VariantAccess<'de> for Content<'_, 'de> {
             Some(src) => {
                 let from_value = matches!(src, Src::Value(_));
                 match got(src) {
-                    Ok(Got::Seq(Seq::Value(_, 0, _))) => visitor.visit_unit(),
+                    Ok(Got::Seq(Seq::Value(_, 0))) => visitor.visit_unit(),
                     Ok(Got::Seq(seq)) => visit_seq(seq, visitor),
                     Ok(other) if from_value => Err(other.invalid(&"tuple variant")),
                     Ok(other) => Err(other.invalid(&visitor)),
