@@ -228,86 +228,84 @@ struct GeminiCall<'a> {
 
 /// The calls of a body of the provider's usual shape, or `None` for the
 /// general path to read (another shape, or something it will name).
+///
+/// Each call is written once into a vector sized for the body's entries
+/// (a call is a few hundred bytes, which an iterator chain collecting
+/// into an `Option<Vec<_>>` moves several times).
 pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
     match provider {
         Provider::OpenAiChat { .. } => {
             let Obj(body): Obj<ChatBody<'_>> = serde_json::from_slice(body).ok()?;
             let message = body.choices?.into_iter().next()?.0.message?.0;
-            message
-                .tool_calls
-                .unwrap_or_default()
-                .into_iter()
-                .map(|Obj(call)| {
-                    Some(ToolCall {
-                        id: call.id.map(Cow::into_owned),
-                        name: call.function.0.name.into_owned(),
-                        arguments: text(call.function.0.arguments),
-                        extra: None,
-                    })
-                })
-                .collect()
+            let listed = message.tool_calls.unwrap_or_default();
+            let mut calls = Vec::with_capacity(listed.len());
+            for Obj(call) in listed {
+                calls.push(ToolCall {
+                    id: call.id.map(Cow::into_owned),
+                    name: call.function.0.name.into_owned(),
+                    arguments: text(call.function.0.arguments),
+                    extra: None,
+                });
+            }
+            Some(calls)
         }
         Provider::OpenAiResponses { .. } => {
             let Obj(body): Obj<ResponsesBody<'_>> = serde_json::from_slice(body).ok()?;
-            body.output
-                .into_iter()
-                .map(|Obj(item)| item)
-                .filter(|item| {
-                    item.kind
-                        .as_ref()
-                        .is_some_and(|kind| kind.is("function_call"))
-                })
-                .map(|item| {
-                    Some(ToolCall {
+            let mut calls = Vec::with_capacity(body.output.len());
+            for Obj(item) in body.output {
+                if item
+                    .kind
+                    .as_ref()
+                    .is_some_and(|kind| kind.is("function_call"))
+                {
+                    calls.push(ToolCall {
                         id: Some(item.call_id?.into_owned()),
                         name: item.name?.into_owned(),
                         arguments: text(item.arguments),
                         extra: None,
-                    })
-                })
-                .collect()
+                    });
+                }
+            }
+            Some(calls)
         }
         Provider::Anthropic { .. } => {
             let Obj(body): Obj<AnthropicBody<'_>> = serde_json::from_slice(body).ok()?;
-            body.content
-                .into_iter()
-                .map(|Obj(block)| block)
-                .filter(|block| block.kind.as_ref().is_some_and(|kind| kind.is("tool_use")))
-                .map(|block| {
-                    Some(ToolCall {
+            let mut calls = Vec::with_capacity(body.content.len());
+            for Obj(block) in body.content {
+                if block.kind.as_ref().is_some_and(|kind| kind.is("tool_use")) {
+                    calls.push(ToolCall {
                         id: Some(block.id?.into_owned()),
                         name: block.name?.into_owned(),
                         arguments: arguments(block.input)?,
                         extra: None,
-                    })
-                })
-                .collect()
+                    });
+                }
+            }
+            Some(calls)
         }
         Provider::Gemini | Provider::GeminiLegacy => {
             let Obj(body): Obj<GeminiBody<'_>> = serde_json::from_slice(body).ok()?;
             let parts = body.candidates.into_iter().next()?.0.content?.0.parts?;
-            parts
-                .into_iter()
-                .filter_map(|Obj(part)| {
-                    let signature = part.thought_signature;
-                    part.function_call.map(|call| (call, signature))
-                })
-                .map(|(call, signature)| {
-                    let Obj(call): Obj<GeminiCall<'_>> = serde_json::from_str(call.get()).ok()?;
-                    let extra = match signature {
-                        Some(raw) => Some(
-                            json!({"thoughtSignature": serde_json::from_str::<Value>(raw.get()).ok()?}),
-                        ),
-                        None => None,
-                    };
-                    Some(ToolCall {
-                        id: id(call.id)?,
-                        name: call.name.into_owned(),
-                        arguments: arguments(call.args)?,
-                        extra,
-                    })
-                })
-                .collect()
+            let mut calls = Vec::with_capacity(parts.len());
+            for Obj(part) in parts {
+                let Some(call) = part.function_call else {
+                    continue;
+                };
+                let Obj(call): Obj<GeminiCall<'_>> = serde_json::from_str(call.get()).ok()?;
+                let extra = match part.thought_signature {
+                    Some(raw) => Some(
+                        json!({"thoughtSignature": serde_json::from_str::<Value>(raw.get()).ok()?}),
+                    ),
+                    None => None,
+                };
+                calls.push(ToolCall {
+                    id: id(call.id)?,
+                    name: call.name.into_owned(),
+                    arguments: arguments(call.args)?,
+                    extra,
+                });
+            }
+            Some(calls)
         }
         Provider::Mcp => None,
     }
