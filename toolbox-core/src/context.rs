@@ -48,19 +48,21 @@ enum CallIdText {
 }
 
 impl CallIdText {
+    /// `id` in place, when it fits.
+    #[inline]
+    fn inline(id: &str) -> Option<Self> {
+        let mut bytes = [0; INLINE_ID];
+        bytes.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
+        Some(CallIdText::Inline {
+            len: id.len() as u8,
+            bytes,
+        })
+    }
+
     /// `id`, in place when it fits.
     #[inline]
     fn of(id: &str) -> Self {
-        if id.len() <= INLINE_ID {
-            let mut bytes = [0; INLINE_ID];
-            bytes[..id.len()].copy_from_slice(id.as_bytes());
-            CallIdText::Inline {
-                len: id.len() as u8,
-                bytes,
-            }
-        } else {
-            CallIdText::Shared(id.into())
-        }
+        Self::inline(id).unwrap_or_else(|| CallIdText::Shared(id.into()))
     }
 
     #[inline]
@@ -104,10 +106,7 @@ impl Context {
     /// Sets the provider's call id.
     pub fn with_call_id(mut self, id: impl Into<Arc<str>>) -> Self {
         let id: Arc<str> = id.into();
-        self.call_id = Some(match id.len() <= INLINE_ID {
-            true => CallIdText::of(&id),
-            false => CallIdText::Shared(id),
-        });
+        self.call_id = Some(CallIdText::inline(&id).unwrap_or(CallIdText::Shared(id)));
         self
     }
 
