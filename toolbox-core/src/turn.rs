@@ -99,8 +99,11 @@ pub struct CallOutcome {
     /// What goes back to the model (for a deferred call: that the result
     /// will follow).
     pub response: ToolResponse,
-    /// Set when the call was deferred and has not run.
-    pub pending: Option<PendingCall>,
+    /// Set when the call was deferred and has not run. Boxed: most calls
+    /// are not deferred, and a turn's outcomes are moved and returned
+    /// together (a `&Box<PendingCall>` is a `&PendingCall` wherever one is
+    /// expected, e.g. [`TurnRunner::resume`]).
+    pub pending: Option<Box<PendingCall>>,
 }
 
 impl Answered for CallOutcome {
@@ -263,7 +266,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             let (response, pending) =
                 settled.unwrap_or_else(|| (ToolResponse::error("the call was not run"), None));
             outcome.response = response;
-            outcome.pending = pending.map(|pending| *pending);
+            outcome.pending = pending;
         }
         answered
     }
@@ -356,7 +359,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         CallOutcome {
             call: pending.call.clone(),
             response,
-            pending: pending_again.map(|pending| *pending),
+            pending: pending_again,
         }
     }
 
@@ -555,5 +558,24 @@ impl<T> Future for JoinAll<'_, T> {
         } else {
             Poll::Pending
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A turn's outcomes are built, moved and returned together: a
+    /// deferred call's (rare, and larger than the rest of the outcome) is
+    /// boxed, so an outcome stays the size of its call and response.
+    #[test]
+    fn an_outcome_is_its_call_and_response() {
+        let parts = std::mem::size_of::<ToolCall>() + std::mem::size_of::<ToolResponse>();
+        assert!(std::mem::size_of::<PendingCall>() > parts / 2);
+        assert_eq!(
+            std::mem::size_of::<CallOutcome>(),
+            parts + std::mem::size_of::<usize>(),
+            "CallOutcome is larger than its call, response and one pointer"
+        );
     }
 }
