@@ -107,7 +107,10 @@ impl Levels {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn end(self) {
         if let Some(outer) = self.0 {
-            VALUE_DEPTH.set(outer);
+            // Through `with`: std's `LocalKey::set` calls a function of
+            // its own, which the read's caller (a tool's whole dispatch)
+            // does not inline.
+            VALUE_DEPTH.with(|depth| depth.set(outer));
         }
     }
 
