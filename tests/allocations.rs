@@ -124,3 +124,22 @@ fn the_counter_sees_allocations() {
     assert_eq!(allocations(|| vec![1u8; 16]), 1);
     assert_eq!(allocations(|| ()), 0);
 }
+
+/// Reading an OpenAI response's calls allocates the body's two vectors and
+/// the calls' one, then per call its id, its name and its argument text,
+/// once each: the argument strings, escaped in the body, are unescaped
+/// straight into their own text rather than through a scratch buffer grown
+/// piece by piece (five allocations more for these three).
+#[test]
+fn an_openai_response_reads_each_argument_string_in_one_allocation() {
+    let body = br#"{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 40, \"b\": 2}"}},
+        {"id": "call_2", "type": "function", "function": {"name": "search", "arguments": "{\"query\": \"rust tool calling\", \"limit\": 5, \"filters\": {\"tags\": [\"mcp\", \"agents\"], \"since\": \"2025-01-01\"}}"}},
+        {"id": "call_3", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}
+    ]}}]}"#;
+    let provider = toolbox::provider::Provider::OpenAiChat { strict: true };
+    let calls = provider.parse_response(body).expect("three calls");
+    assert_eq!(calls[1].arguments["filters"]["tags"][1], "agents");
+    let count = allocations(|| provider.parse_response(body).expect("three calls"));
+    assert_eq!(count, 3 + 3 * 3, "allocations reading three calls");
+}
