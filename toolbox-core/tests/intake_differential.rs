@@ -341,4 +341,22 @@ fn corner_cases() {
     ] {
         agree::<Big>(text).unwrap();
     }
+    // A key given twice, a value of it before the last not valid:
+    // serde_json refuses the text, whose `Value` keeps the last value only.
+    for text in [
+        r#"{"y":[0],"y":[]}"#,
+        r#"{"y":[0],"y":null}"#,
+        r#"{"x":1,"y":["Unit",7],"y":[]}"#,
+        r#"{"y":[],"y":[]}"#,
+    ] {
+        agree::<Strict>(text).unwrap();
+    }
+    let error = Arguments::Text(r#"{"x": 1, "y": [0], "y": []}"#)
+        .deserialize::<Strict>()
+        .unwrap_err();
+    assert!(
+        matches!(&error, ToolError::InvalidArguments { path, reason }
+            if path == "y" && reason.contains("given more than once")),
+        "{error:?}"
+    );
 }

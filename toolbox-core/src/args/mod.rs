@@ -275,8 +275,112 @@ fn intake(arguments: Arguments<'_>, read_one: &mut ReadOne<'_>) -> Result<(), To
             "",
             explain(message.as_deref().unwrap_or_default(), None),
         )),
-        Ok(()) => Ok(()),
+        Ok(()) => match &input {
+            // The text gives a key twice and the value keeps only its last
+            // value: what the text refused may be an earlier one, which
+            // serde_json refuses too.
+            Planned::Text(text) => match repeated_key(text) {
+                Some(path) => Err(ToolError::invalid_arguments(
+                    path.to_string(),
+                    "this key is given more than once, and a value of it \
+                     before the last is not valid here; send each key once",
+                )),
+                None => Ok(()),
+            },
+            Planned::Value(_) => Ok(()),
+        },
     }
+}
+
+/// The path of the first key `text` gives twice in one object, if any
+/// (read as a `Value`, such an object keeps the key's last value only).
+#[cold]
+#[inline(never)]
+fn repeated_key(text: &str) -> Option<JsonPath> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    struct Walk<'p> {
+        path: &'p mut JsonPath,
+        found: &'p mut Option<JsonPath>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut index = 0;
+            loop {
+                self.path.push_index(index);
+                let more = seq.next_element_seed(Walk {
+                    path: self.path,
+                    found: self.found,
+                })?;
+                self.path.pop();
+                if more.is_none() {
+                    return Ok(());
+                }
+                index += 1;
+            }
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                self.path.push_key(key.as_str());
+                if !seen.insert(key) && self.found.is_none() {
+                    *self.found = Some(self.path.clone());
+                }
+                if self.found.is_some() {
+                    self.path.pop();
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                map.next_value_seed(Walk {
+                    path: self.path,
+                    found: self.found,
+                })?;
+                self.path.pop();
+            }
+            Ok(())
+        }
+    }
+
+    let mut path = JsonPath::root();
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Walk {
+        path: &mut path,
+        found: &mut found,
+    }
+    .deserialize(&mut deserializer)
+    .ok()?;
+    found
 }
 
 /// The second try of a tool's intake: the arguments again with the `null`s
