@@ -204,6 +204,13 @@ async fn rows() -> Vec<Row> {
             json!("{\"city\":\"a\",\"city\":\"b\",\"days\":1}"),
         ),
         (
+            "a repeated key, an earlier value of it not valid",
+            "invalid_arguments",
+            &Weather,
+            "get_weather",
+            json!("{\"city\":\"Oslo\",\"days\":1,\"units\":1,\"units\":\"Celsius\"}"),
+        ),
+        (
             "the tool's own retryable error",
             "tool_failed",
             &Weather,
