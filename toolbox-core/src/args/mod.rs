@@ -297,7 +297,7 @@ fn intake(arguments: Arguments<'_>, read_one: &mut ReadOne<'_>) -> Result<(), To
 #[cold]
 #[inline(never)]
 fn repeated_key(text: &str) -> Option<JsonPath> {
-    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
     struct Walk<'p> {
         path: &'p mut JsonPath,
@@ -353,13 +353,10 @@ fn repeated_key(text: &str) -> Option<JsonPath> {
             let mut seen = std::collections::HashSet::new();
             while let Some(key) = map.next_key::<String>()? {
                 self.path.push_key(key.as_str());
-                if !seen.insert(key) && self.found.is_none() {
+                if !seen.insert(key) {
+                    // Found: the walk stops here.
                     *self.found = Some(self.path.clone());
-                }
-                if self.found.is_some() {
-                    self.path.pop();
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
+                    return Err(de::Error::custom("a repeated key"));
                 }
                 map.next_value_seed(Walk {
                     path: self.path,
@@ -374,12 +371,13 @@ fn repeated_key(text: &str) -> Option<JsonPath> {
     let mut path = JsonPath::root();
     let mut found = None;
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    Walk {
+    // Its error is the stop at the key found (the text was read as a
+    // `Value` already).
+    let _ = Walk {
         path: &mut path,
         found: &mut found,
     }
-    .deserialize(&mut deserializer)
-    .ok()?;
+    .deserialize(&mut deserializer);
     found
 }
 
