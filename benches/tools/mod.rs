@@ -1,8 +1,8 @@
 //! The two tools every dispatch measurement uses — `add` (two integers) and
 //! `search` (strings, an option, a nested struct with a list) — by hand and
 //! through `#[tool_box]`, their arguments, and a one-poll driver. Shared by
-//! `benches/dispatch.rs` and `tests/allocations.rs`, so the timings and the
-//! allocation counts are of the same calls.
+//! `benches/dispatch.rs`, `benches/read.rs` and `tests/allocations.rs`, so
+//! the timings and the allocation counts are of the same calls.
 #![allow(dead_code)]
 
 use std::future::Future;
