@@ -400,7 +400,7 @@ mod tests {
     /// A JSON string literal for `text`, each character written as it is,
     /// with its short escape, or as `\u` escapes (a surrogate pair past
     /// the BMP), as `choice` picks per character; and `\u` escapes of
-    /// lone or reversed surrogates where `choice` says, which serde_json
+    /// lone or unpaired surrogates where `choice` says, which serde_json
     /// refuses.
     fn literal(text: &str, choices: &[u8]) -> String {
         let mut out = String::from("\"");
