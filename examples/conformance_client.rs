@@ -14,7 +14,7 @@ use toolbox::mcp::rmcp::model::{
 };
 use toolbox::mcp::rmcp::service::RequestContext;
 use toolbox::mcp::rmcp::{ClientHandler, RoleClient};
-use toolbox::mcp::{HttpConnection, McpToolBox, OAuth};
+use toolbox::mcp::{McpToolBox, OAuth};
 use toolbox::prelude::*;
 
 /// Accepts every form with nothing filled in: the fields come from the
@@ -46,7 +46,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
     let handler = ToolHandler::empty();
     match scenario {
         "initialize" | "tools_call" | "tools-call" => {
-            let remote = McpToolBox::connect_http(url, []).await?;
+            let remote = McpToolBox::http(url).connect().await?;
             if let Some(tool) = remote.specifications(&ctx).first() {
                 let response = remote
                     .call(&tool.name, &json!({"a": 2, "b": 3}), &ctx, &handler)
@@ -56,7 +56,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
             remote.close().await
         }
         "sse-retry" => {
-            let remote = McpToolBox::connect_http(url, []).await?;
+            let remote = McpToolBox::http(url).connect().await?;
             let response = remote
                 .call("test_reconnection", &json!({}), &ctx, &handler)
                 .await;
@@ -64,7 +64,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
             remote.close().await
         }
         "elicitation-sep1034-client-defaults" => {
-            let remote = McpToolBox::connect_http_with(url, [], AcceptEmpty).await?;
+            let remote = McpToolBox::http(url).handler(AcceptEmpty).connect().await?;
             let response = remote
                 .call(
                     "test_client_elicitation_defaults",
@@ -114,8 +114,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), ToolError> {
                 oauth = oauth
                     .client_metadata_url("https://conformance-test.local/client-metadata.json");
             }
-            let remote =
-                McpToolBox::connect_oauth(url, HttpConnection::default(), oauth, ()).await?;
+            let remote = McpToolBox::http(url).oauth(oauth).connect().await?;
             if let Some(tool) = remote.specifications(&ctx).first() {
                 let response = remote.call(&tool.name, &json!({}), &ctx, &handler).await;
                 println!("{}: {}", tool.name, response.content);

@@ -23,13 +23,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         return Err("usage: mcp_proxy [--serve] <command or URL> [tool] [JSON arguments]".into());
     };
     let remote = if server.starts_with("http://") || server.starts_with("https://") {
-        McpToolBox::connect_http(&server, []).await?
+        McpToolBox::http(&server).connect().await?
     } else {
         let mut words = server.split_whitespace();
         let program = words.next().ok_or("the server command is empty")?;
         let mut command = tokio::process::Command::new(program);
         command.args(words);
-        McpToolBox::spawn(command).await?
+        McpToolBox::stdio(command).connect().await?
     };
     if let Some((version, name)) = remote.server_info() {
         eprintln!("connected to `{name}`, protocol {version}");

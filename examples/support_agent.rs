@@ -155,7 +155,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         "127.0.0.1:0",
     )
     .await?;
-    let kb = McpToolBox::connect_http(&kb_server.url(), []).await?;
+    let kb = McpToolBox::http(kb_server.url()).connect().await?;
     if let Some((version, name)) = kb.server_info() {
         println!("connected to `{name}` over Streamable HTTP, protocol {version}");
     }

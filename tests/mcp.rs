@@ -26,7 +26,7 @@ fn process_is_gone(pid: u32) -> bool {
 async fn a_child_server_is_called_and_reaped() {
     let mut command = tokio::process::Command::new(example("mcp_server"));
     command.arg("--stdio").stderr(std::process::Stdio::null());
-    let remote = McpToolBox::spawn(command).await.unwrap();
+    let remote = McpToolBox::stdio(command).connect().await.unwrap();
     let pid = remote.child_id().expect("a child process");
     let ctx = Context::new();
     let names: Vec<String> = remote

@@ -69,6 +69,18 @@ pub enum ToolError {
     /// The caller cancelled the call through its [`Context`](crate::context::Context).
     #[error("the call was cancelled")]
     Cancelled,
+    /// A remote tool's server refused the credentials (HTTP 401, or 403
+    /// for missing scopes): a retry with the same credentials cannot help.
+    #[error("unauthorized: {message}")]
+    Unauthorized {
+        /// What was refused and what the server asked for, for the operator.
+        message: String,
+        /// The server's `WWW-Authenticate` challenge, when it sent one.
+        challenge: Option<String>,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// A remote tool could not be reached (MCP).
     #[error("transport error: {message}")]
     Transport {
@@ -104,6 +116,8 @@ pub enum ToolErrorKind {
     Cancelled,
     /// See [`ToolError::Transport`].
     Transport,
+    /// See [`ToolError::Unauthorized`].
+    Unauthorized,
 }
 
 impl ToolErrorKind {
@@ -118,6 +132,7 @@ impl ToolErrorKind {
             ToolErrorKind::TimedOut => "timed_out",
             ToolErrorKind::Cancelled => "cancelled",
             ToolErrorKind::Transport => "transport",
+            ToolErrorKind::Unauthorized => "unauthorized",
         }
     }
 }
@@ -186,6 +201,7 @@ impl ToolError {
             ToolError::TimedOut { .. } => ToolErrorKind::TimedOut,
             ToolError::Cancelled => ToolErrorKind::Cancelled,
             ToolError::Transport { .. } => ToolErrorKind::Transport,
+            ToolError::Unauthorized { .. } => ToolErrorKind::Unauthorized,
         }
     }
 
@@ -222,6 +238,9 @@ impl ToolError {
             }
             ToolError::Transport { .. } => {
                 "the tool's server could not be reached; try again later".to_owned()
+            }
+            ToolError::Unauthorized { .. } => {
+                "the tool's server refused the credentials; do not retry this call: the application must fix its credentials".to_owned()
             }
             other => other.to_string(),
         }

@@ -196,7 +196,7 @@ fn bench_servers(c: &mut Criterion) {
         b.iter(|| runtime.block_on(bare.call_tool(params())).unwrap())
     });
     let proxy = runtime
-        .block_on(McpToolBox::connect_http(&theirs, []))
+        .block_on(McpToolBox::http(&theirs).connect())
         .unwrap();
     let (ctx, handler, arguments) = (
         Context::new(),
@@ -209,11 +209,11 @@ fn bench_servers(c: &mut Criterion) {
     // Against toolbox's own endpoint (TCP_NODELAY set), keeping its
     // connection.
     let to_ours = runtime
-        .block_on(McpToolBox::connect_http_using(
-            &ours_url,
-            toolbox_mcp::HttpConnection::default().reuse_connections(true),
-            (),
-        ))
+        .block_on(
+            McpToolBox::http(&ours_url)
+                .http_connection(toolbox_mcp::HttpConnection::default().reuse_connections(true))
+                .connect(),
+        )
         .unwrap();
     group.bench_function("mcp_tool_box_reusing_connections_to_toolbox_server", |b| {
         b.iter(|| runtime.block_on(to_ours.call("add", &arguments, &ctx, &handler)))

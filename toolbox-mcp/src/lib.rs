@@ -23,10 +23,14 @@ mod progress;
 mod server;
 
 /// The rmcp crate this one is built on, for its [`ClientHandler`](rmcp::ClientHandler)
-/// (what [`McpToolBox::connect_with`] takes) and its model types.
+/// (what [`McpConnect::handler`] takes) and its model types.
 pub use rmcp;
 
-pub use client::{HttpConnection, McpToolBox};
+pub use client::{
+    fingerprint, system_message, Connected, HttpConnection, McpConnect, McpServers, McpToolBox,
+    Pin, PinChangeKind, PinEvent, RemoteServer, ServerFailure, ServerSummary, Timeouts,
+    INSTRUCTIONS_LIMIT,
+};
 #[cfg(feature = "jwt")]
 pub use http::JwtVerifier;
 pub use http::{BearerAuth, HttpOptions, McpCaller, Rejected, TokenVerifier, VerifyFuture};

@@ -12,11 +12,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::transport::auth::{AuthClient, AuthorizationRequest, OAuthState};
-use rmcp::ClientHandler;
 use toolbox_core::ToolError;
 
 use crate::client::HttpConnection;
-use crate::McpToolBox;
 
 /// What the application's authorization step returns: the callback URL
 /// (the redirect URI with `code` and `state`), or why it could not.
@@ -105,75 +103,60 @@ fn failed(step: &str, error: impl std::fmt::Display) -> ToolError {
     }
 }
 
-impl McpToolBox {
-    /// Connects to a Streamable HTTP endpoint that may ask for OAuth 2.1:
-    /// a first request without a token; on `401`, the flow `oauth`
-    /// describes, then the session with the token (refreshed before it
-    /// expires). An endpoint that asks for nothing is connected to as
-    /// [`connect_http_using`](McpToolBox::connect_http_using) does.
-    pub async fn connect_oauth(
-        url: &str,
-        connection: HttpConnection,
-        oauth: OAuth,
-        handler: impl ClientHandler,
-    ) -> Result<Self, ToolError> {
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-        use rmcp::transport::StreamableHttpClientTransport;
-        let http = connection.client()?;
-        let Some(challenge) = challenge(&http, url, &connection).await? else {
-            return McpToolBox::connect_http_using(url, connection, handler).await;
-        };
-        let mut state = OAuthState::new(url, Some(http.clone()))
-            .await
-            .map_err(|e| failed("discovery", e))?;
-        let mut request = AuthorizationRequest::new(oauth.redirect_uri.clone())
-            .with_client_name(oauth.client_name.clone())
-            .with_challenge(challenge);
-        request = if oauth.scopes.is_empty() {
-            request.with_initial_scope_selection()
-        } else {
-            request.with_scopes(oauth.scopes.iter().cloned())
-        };
-        if let Some(id) = &oauth.client_id {
-            request = request.with_preregistered_client(id.clone());
-            if let Some(secret) = &oauth.client_secret {
-                request = request.with_client_secret(secret.clone());
-            }
-        }
-        if let Some(metadata) = &oauth.client_metadata_url {
-            request = request.with_client_metadata_url(metadata.clone());
-        }
-        state
-            .start_authorization(request)
-            .await
-            .map_err(|e| failed("registration", e))?;
-        let authorization_url = state
-            .get_authorization_url()
-            .await
-            .map_err(|e| failed("the authorization request", e))?;
-        let callback = (oauth.authorize)(authorization_url)
-            .await
-            .map_err(|e| failed("the user's authorization", e))?;
-        state
-            .handle_callback_url(&callback)
-            .await
-            .map_err(|e| failed("the code exchange", e))?;
-        let manager = state
-            .into_authorization_manager()
-            .ok_or_else(|| failed("the code exchange", "no authorized session"))?;
-        let client = AuthClient::new(http, manager);
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        config.custom_headers = connection.header_map()?;
-        McpToolBox::connect_with(
-            StreamableHttpClientTransport::with_client(client, config),
-            handler,
-        )
+/// Runs the OAuth 2.1 flow `oauth` describes when the server at `url`
+/// asks for it (a first request without a token answered `401`): the
+/// client that sends the token (refreshed before it expires), or `None`
+/// when the server asked for nothing.
+pub(crate) async fn authorize(
+    url: &str,
+    http: &reqwest::Client,
+    connection: &HttpConnection,
+    oauth: &OAuth,
+) -> Result<Option<AuthClient<reqwest::Client>>, ToolError> {
+    let Some(challenge) = challenge(http, url, connection).await? else {
+        return Ok(None);
+    };
+    let mut state = OAuthState::new(url, Some(http.clone()))
         .await
+        .map_err(|e| failed("discovery", e))?;
+    let mut request = AuthorizationRequest::new(oauth.redirect_uri.clone())
+        .with_client_name(oauth.client_name.clone())
+        .with_challenge(challenge);
+    request = if oauth.scopes.is_empty() {
+        request.with_initial_scope_selection()
+    } else {
+        request.with_scopes(oauth.scopes.iter().cloned())
+    };
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if let Some(secret) = &oauth.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
     }
+    if let Some(metadata) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(metadata.clone());
+    }
+    state
+        .start_authorization(request)
+        .await
+        .map_err(|e| failed("registration", e))?;
+    let authorization_url = state
+        .get_authorization_url()
+        .await
+        .map_err(|e| failed("the authorization request", e))?;
+    let callback = (oauth.authorize)(authorization_url)
+        .await
+        .map_err(|e| failed("the user's authorization", e))?;
+    state
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| failed("the code exchange", e))?;
+    let manager = state
+        .into_authorization_manager()
+        .ok_or_else(|| failed("the code exchange", "no authorized session"))?;
+    Ok(Some(AuthClient::new(http.clone(), manager)))
 }
 
-/// The server's `WWW-Authenticate` challenge to an unauthenticated
-/// `initialize`, or `None` when it asks for none.
 async fn challenge(
     http: &reqwest::Client,
     url: &str,

@@ -290,7 +290,10 @@ async fn content_parts_are_blocks_and_cross_a_proxy_unchanged() {
     let _ = client.cancel().await;
 
     // Proxied by McpToolBox, served again, and read by a plain client.
-    let proxy = McpToolBox::connect(serve(served())).await.unwrap();
+    let proxy = McpToolBox::transport(serve(served()))
+        .connect()
+        .await
+        .unwrap();
     let response = proxy
         .call(
             "picture",
@@ -316,15 +319,14 @@ async fn content_parts_are_blocks_and_cross_a_proxy_unchanged() {
 
 #[tokio::test]
 async fn mcp_tool_box_introduces_itself_and_applies_form_defaults() {
-    let proxy = McpToolBox::connect_with(
-        serve(served()),
-        Recorder {
+    let proxy = McpToolBox::transport(serve(served()))
+        .handler(Recorder {
             capable: true,
             ..Recorder::default()
-        },
-    )
-    .await
-    .unwrap();
+        })
+        .connect()
+        .await
+        .unwrap();
     let ctx = Context::new();
     let handler = ToolHandler::empty();
     // The application's handler names no client: toolbox does, with the
@@ -346,7 +348,9 @@ async fn mcp_tool_box_introduces_itself_and_applies_form_defaults() {
 #[tokio::test]
 async fn a_proxied_servers_logs_reach_the_applications_handler() {
     let recorder = Recorder::default();
-    let proxy = McpToolBox::connect_with(serve(served()), recorder.clone())
+    let proxy = McpToolBox::transport(serve(served()))
+        .handler(recorder.clone())
+        .connect()
         .await
         .unwrap();
     let response = proxy

@@ -200,12 +200,11 @@ async fn bearer_auth_answers_as_the_specs_say_and_the_caller_reaches_the_tool() 
         serde_json::json!(["https://auth.example"])
     );
 
-    let remote = McpToolBox::connect_http(
-        &server.url(),
-        [("Authorization".to_owned(), "Bearer good".to_owned())],
-    )
-    .await
-    .unwrap();
+    let remote = McpToolBox::http(server.url())
+        .bearer("good")
+        .connect()
+        .await
+        .unwrap();
     let response = remote
         .call(
             "whoami",

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use toolbox_core::{tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler};
-use toolbox_mcp::{serve_http, HttpConnection, McpServer, McpToolBox};
+use toolbox_mcp::{serve_http, McpServer, McpToolBox};
 
 /// A TLS front for a plain local endpoint, with a fresh self-signed
 /// certificate for 127.0.0.1: what a reverse proxy does in production.
@@ -60,24 +60,22 @@ async fn mcp_tool_box_speaks_https_to_a_server_it_trusts() {
     let (front, pem) = tls_front(server.local_addr()).await;
     let url = format!("https://127.0.0.1:{}/mcp", front.port());
 
-    let untrusted = McpToolBox::connect_http(&url, []).await;
+    let untrusted = McpToolBox::http(&url).connect().await;
     let error = untrusted
         .err()
         .expect("an untrusted certificate is refused");
     assert_eq!(
         error.to_string(),
-        "transport error: the MCP handshake failed"
+        format!("transport error: the MCP handshake with {url} failed")
     );
     // The operator's report names the request that failed.
     assert!(error.report().contains(&url), "{}", error.report());
 
-    let remote = McpToolBox::connect_http_using(
-        &url,
-        HttpConnection::default().trust_pem(pem.as_bytes()),
-        (),
-    )
-    .await
-    .unwrap();
+    let remote = McpToolBox::http(&url)
+        .trust_pem(pem.as_bytes())
+        .connect()
+        .await
+        .unwrap();
     let response = remote
         .call(
             "ping",
@@ -98,11 +96,11 @@ fn a_pem_that_is_no_certificate_is_refused_by_name() {
         .build()
         .unwrap();
     let error = runtime
-        .block_on(McpToolBox::connect_http_using(
-            "https://127.0.0.1:1/mcp",
-            HttpConnection::default().trust_pem(b"not a certificate"),
-            (),
-        ))
+        .block_on(
+            McpToolBox::http("https://127.0.0.1:1/mcp")
+                .trust_pem(b"not a certificate")
+                .connect(),
+        )
         .err()
         .unwrap();
     assert_eq!(

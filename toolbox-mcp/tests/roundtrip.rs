@@ -41,7 +41,8 @@ async fn connect() -> McpToolBox {
             .expect("the server starts");
         let _ = service.waiting().await;
     });
-    McpToolBox::connect(client_side)
+    McpToolBox::transport(client_side)
+        .connect()
         .await
         .expect("the client connects")
 }
@@ -163,12 +164,11 @@ async fn the_same_over_streamable_http() {
         .await
         .unwrap();
     assert!(server.local_addr().ip().is_loopback());
-    let remote = McpToolBox::connect_http(
-        &server.url(),
-        [("Authorization".to_owned(), "Bearer test-token".to_owned())],
-    )
-    .await
-    .unwrap();
+    let remote = McpToolBox::http(server.url())
+        .bearer("test-token")
+        .connect()
+        .await
+        .unwrap();
     let ctx = Context::new();
     let handler = ToolHandler::empty();
     assert_eq!(remote.specifications(&ctx).len(), 2);
@@ -245,7 +245,8 @@ async fn list_changed_refreshes_and_meta_crosses_both_ways() {
         let _ = ready_tx.send(service.peer().clone());
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side)
+    let remote = McpToolBox::transport(client_side)
+        .connect()
         .await
         .unwrap()
         .forward_meta(|ctx| {
@@ -316,7 +317,8 @@ async fn a_timeout_on_the_client_cancels_the_call_on_the_server() {
             .unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side)
+    let remote = McpToolBox::transport(client_side)
+        .connect()
         .await
         .unwrap()
         .with_timeout(std::time::Duration::from_millis(100));
@@ -369,7 +371,7 @@ async fn a_server_that_dies_mid_call_answers_at_once() {
                 .unwrap();
         }
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
     let started = std::time::Instant::now();
     let response = remote
         .call("hang", &json!({}), &Context::new(), &ToolHandler::empty())
@@ -418,7 +420,7 @@ async fn progress_crosses_from_the_served_tool_to_the_proxy_caller() {
             .unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
 
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
@@ -525,7 +527,11 @@ async fn a_served_tool_knows_its_client_and_server_requests_are_answered() {
             .unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect_with(client_side, Desk).await.unwrap();
+    let remote = McpToolBox::transport(client_side)
+        .handler(Desk)
+        .connect()
+        .await
+        .unwrap();
     let response = tokio::time::timeout(
         std::time::Duration::from_secs(10),
         remote.call("whoami", &json!({}), &Context::new(), &ToolHandler::empty()),
@@ -546,7 +552,7 @@ async fn a_served_tool_knows_its_client_and_server_requests_are_answered() {
             .unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
     let response = remote
         .call("whoami", &json!({}), &Context::new(), &ToolHandler::empty())
         .await;
@@ -585,7 +591,7 @@ async fn the_server_announces_its_own_tool_changes() {
         let service = serving.serve(server_side).await.unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
     let ctx = Context::new();
     assert_eq!(remote.specifications(&ctx).len(), 1);
 
@@ -645,7 +651,8 @@ async fn a_client_cancellation_cancels_the_served_tools_context() {
             .unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side)
+    let remote = McpToolBox::transport(client_side)
+        .connect()
         .await
         .unwrap()
         .with_timeout(std::time::Duration::from_millis(100));
@@ -703,7 +710,7 @@ async fn a_served_registry_tells_clients_when_it_changes() {
         let service = serving.serve(server_side).await.unwrap();
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
     let ctx = Context::new();
     let names = |remote: &McpToolBox| -> Vec<String> {
         remote
@@ -782,7 +789,7 @@ async fn a_null_for_a_remote_default_is_not_sent() {
             .expect("the server starts");
         let _ = service.waiting().await;
     });
-    let remote = McpToolBox::connect(client_side).await.unwrap();
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
     let ctx = Context::new();
     let spec = remote.specification("page", &ctx).unwrap();
     let provider = Provider::OpenAiChat { strict: true };

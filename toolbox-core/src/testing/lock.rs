@@ -83,6 +83,43 @@ impl fmt::Display for SurfaceChange {
     }
 }
 
+/// A surface lock's text: `{"tools": [..]}`, the tools sorted by name,
+/// pretty-printed, one final newline. What [`assert_surface_lock`]
+/// writes, and what a pinned MCP box keeps (toolbox-mcp's `pin_file`):
+/// one file serves both.
+///
+/// [`assert_surface_lock`]: super::assert_surface_lock
+pub fn surface_lock_text(tools: &[ToolSpecification]) -> String {
+    let mut tools = tools.to_vec();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut text = serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))
+        .unwrap_or_else(|_| "{\"tools\": []}".to_owned());
+    text.push('\n');
+    text
+}
+
+/// The tools of a surface lock's text (see [`surface_lock_text`]).
+///
+/// ```
+/// use toolbox_core::testing::{read_surface_lock, surface_lock_text};
+/// use toolbox_core::ToolSpecification;
+///
+/// let tools = [ToolSpecification::new("search", "Searches")];
+/// assert_eq!(read_surface_lock(&surface_lock_text(&tools)).unwrap(), tools);
+/// assert_eq!(
+///     read_surface_lock("[]").unwrap_err(),
+///     "not a surface lock: expected `{\"tools\": [..]}`"
+/// );
+/// ```
+pub fn read_surface_lock(text: &str) -> Result<Vec<ToolSpecification>, String> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("not a surface lock: {e}"))?;
+    let Some(tools) = value.get("tools") else {
+        return Err("not a surface lock: expected `{\"tools\": [..]}`".to_owned());
+    };
+    serde_json::from_value(tools.clone()).map_err(|e| format!("not a surface lock: `tools`: {e}"))
+}
+
 /// Every difference between the `old` and the `new` listing, breaking
 /// ones first, then by tool and path.
 pub fn compare_surfaces(

@@ -22,7 +22,9 @@
 
 mod lock;
 
-pub use lock::{compare_surfaces, Compatibility, SurfaceChange};
+pub use lock::{
+    compare_surfaces, read_surface_lock, surface_lock_text, Compatibility, SurfaceChange,
+};
 
 use std::fmt;
 use std::path::Path;
@@ -306,11 +308,10 @@ fn surface_lock<B: ToolBox + ?Sized>(
     update: bool,
     ci: bool,
 ) -> Result<(), String> {
-    let mut specs = toolbox.specifications(&Context::new());
+    let specs = toolbox.specifications(&Context::new());
+    let actual = surface_lock_text(&specs);
+    let mut specs = specs;
     specs.sort_by(|a, b| a.name.cmp(&b.name));
-    let actual = serde_json::to_string_pretty(&serde_json::json!({ "tools": specs }))
-        .unwrap_or_else(|e| panic!("specifications do not serialize: {e}"))
-        + "\n";
     let locked = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(_) if !update && ci => {
@@ -328,15 +329,12 @@ fn surface_lock<B: ToolBox + ?Sized>(
         write_file(path, &actual);
         return Ok(());
     }
-    let old: Vec<crate::spec::ToolSpecification> = serde_json::from_str::<Value>(&locked)
-        .ok()
-        .and_then(|v| serde_json::from_value(v.get("tools")?.clone()).ok())
-        .ok_or_else(|| {
-            format!(
-                "the surface lock {} is not a lock file (`{{\"tools\": [..]}}`); rewrite it with TOOLBOX_UPDATE_SNAPSHOTS=1",
-                path.display()
-            )
-        })?;
+    let old = read_surface_lock(&locked).map_err(|_| {
+        format!(
+            "the surface lock {} is not a lock file (`{{\"tools\": [..]}}`); rewrite it with TOOLBOX_UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    })?;
     let changes = compare_surfaces(&old, &specs);
     if changes.is_empty() {
         return Ok(());

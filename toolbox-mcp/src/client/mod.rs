@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 // Roots and sampling are deprecated by SEP-2577 (the stateless era), but
 // initialize-era servers still send them: they are delegated, not dropped.
@@ -16,7 +17,6 @@ use rmcp::service::{
     DynService, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
     ServiceError,
 };
-use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use toolbox_core::args::normalize;
@@ -28,6 +28,19 @@ use toolbox_core::{
 use crate::convert::{from_result, from_tool};
 use crate::progress::{McpProgress, Progress};
 
+mod connect;
+mod pin;
+mod servers;
+
+pub(crate) use connect::Reconnects;
+pub use connect::{HttpConnection, McpConnect, Timeouts};
+use pin::Pins;
+pub use pin::{fingerprint, Pin, PinChangeKind, PinEvent};
+pub use servers::{
+    system_message, Connected, McpServers, RemoteServer, ServerFailure, ServerSummary,
+    INSTRUCTIONS_LIMIT,
+};
+
 /// The tools of one MCP server as a box. Each server tool is a tool with its
 /// `inputSchema`, `outputSchema`, title, description and annotations (the
 /// hints become toolbox's effects, so the turn runner's rules apply to
@@ -38,16 +51,37 @@ use crate::progress::{McpProgress, Progress};
 pub struct McpToolBox {
     peer: Peer<RoleClient>,
     service: Mutex<Option<Session>>,
-    tools: Tools,
+    shared: Arc<Shared>,
     progress: Listeners,
     child: Option<u32>,
     meta: Option<MetaFn>,
+    call_timeout: Duration,
+    origin: String,
+    name: String,
+    watch: Option<tokio::task::AbortHandle>,
 }
 
-type Tools = Arc<RwLock<Arc<Vec<Remote>>>>;
+/// What the box, its handler and its reconnect watch share: the offered
+/// tools and the pins they pass through.
+pub(crate) struct Shared {
+    tools: RwLock<Arc<Vec<Remote>>>,
+    pins: Mutex<Pins>,
+    list_timeout: Duration,
+}
+
+/// What [`McpConnect`] hands the box it makes.
+pub(crate) struct Settings {
+    pub(crate) pins: Pins,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) origin: String,
+    pub(crate) name: Option<String>,
+    pub(crate) meta: Option<MetaFn>,
+    pub(crate) child: Option<u32>,
+    pub(crate) reconnects: Reconnects,
+}
 
 /// The running client session, whatever the application's handler.
-type Session = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
+pub(crate) type Session = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
 
 /// The calls waiting for progress, by the token rmcp sent with them.
 type Listeners = Arc<Mutex<Routes>>;
@@ -114,105 +148,13 @@ impl Routes {
     }
 }
 
-/// How [`McpToolBox::connect_http_using`] reaches an endpoint: extra
-/// headers, and roots to trust beside the system's.
-#[derive(Clone, Debug, Default)]
-pub struct HttpConnection {
-    headers: Vec<(String, String)>,
-    roots: Vec<Vec<u8>>,
-    reuse: bool,
-}
-
-impl HttpConnection {
-    /// Sends `name: value` with every request.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Sends `Authorization: Bearer {token}`.
-    pub fn bearer(self, token: impl std::fmt::Display) -> Self {
-        self.header("Authorization", format!("Bearer {token}"))
-    }
-
-    /// Keeps connections open between requests (off by default, as in
-    /// rmcp's own client). A server that does not set `TCP_NODELAY` (a
-    /// plain `axum::serve`, rmcp's examples) answers a kept connection
-    /// only after the client's delayed ACK, ~40 ms a call; a new
-    /// connection per request costs ~0.2 ms on loopback. Turn it on for
-    /// servers that set it (toolbox's `serve_http` does): a call then
-    /// takes ~25% less than on a new connection, and an https one skips
-    /// the TLS handshake.
-    pub fn reuse_connections(mut self, reuse: bool) -> Self {
-        self.reuse = reuse;
-        self
-    }
-
-    /// Trusts the root certificate(s) in `pem` beside the system's.
-    pub fn trust_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
-        self.roots.push(pem.into());
-        self
-    }
-
-    /// The headers, checked.
-    pub(crate) fn header_map(
-        &self,
-    ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, ToolError> {
-        let mut map = HashMap::new();
-        for (name, value) in &self.headers {
-            let bad = |what: &str| ToolError::Transport {
-                message: format!("the header `{name}` has an invalid {what}"),
-                source: None,
-            };
-            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| bad("name"))?;
-            let header_value: reqwest::header::HeaderValue =
-                value.parse().map_err(|_| bad("value"))?;
-            map.insert(header_name, header_value);
-        }
-        Ok(map)
-    }
-
-    /// The HTTP client: rustls with the ring provider (unless the program
-    /// installed one), the system's roots and these.
-    pub(crate) fn client(&self) -> Result<reqwest::Client, ToolError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut client = reqwest::Client::builder();
-        if !self.reuse {
-            client = client.pool_max_idle_per_host(0);
-        }
-        for pem in &self.roots {
-            use rustls::pki_types::pem::PemObject;
-            let not_pem =
-                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
-                    message: "a trusted root is not a PEM certificate".to_owned(),
-                    source,
-                };
-            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| not_pem(Some(Box::new(e))))?;
-            if certificates.is_empty() {
-                return Err(not_pem(None));
-            }
-            for der in certificates {
-                let certificate = reqwest::Certificate::from_der(der.as_ref())
-                    .map_err(|e| not_pem(Some(Box::new(e))))?;
-                client = client.add_root_certificate(certificate);
-            }
-        }
-        client.build().map_err(|e| ToolError::Transport {
-            message: "the HTTP client could not be built".to_owned(),
-            source: Some(Box::new(e)),
-        })
-    }
-}
-
 /// One server tool: its specification and the validator of its
 /// `inputSchema` (none when the schema does not compile: the server checks).
 struct Remote {
     spec: ToolSpecification,
     validator: Option<jsonschema::Validator>,
 }
-type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
+pub(crate) type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
 
 /// The client side's handler: refreshes the tool list when the server says
 /// it changed, forwards progress to the call that asked for it, and hands
@@ -220,7 +162,7 @@ type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
 /// application's rmcp [`ClientHandler`] (`()` by default: no roots, an
 /// error for sampling, a declined elicitation), so none is left hanging.
 struct Watcher<H> {
-    tools: Tools,
+    shared: Arc<Shared>,
     progress: Listeners,
     app: H,
 }
@@ -228,9 +170,8 @@ struct Watcher<H> {
 #[allow(deprecated)]
 impl<H: ClientHandler> ClientHandler for Watcher<H> {
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        match context.peer.list_all_tools().await {
-            Ok(tools) => store(&self.tools, &tools),
-            Err(error) => tracing_warn(&error),
+        if let Err(error) = self.shared.relist(&context.peer).await {
+            tracing::warn!(target: "toolbox::mcp", error = %error.report(), "could not list the MCP tools again");
         }
     }
 
@@ -388,20 +329,51 @@ impl Drop for Listening<'_> {
     }
 }
 
-fn tracing_warn(error: &ServiceError) {
-    tracing::warn!(%error, "could not refresh the MCP tool list");
+impl Shared {
+    /// Lists the tools again, within the listing limit, through the pins.
+    async fn relist(&self, peer: &Peer<RoleClient>) -> Result<(), ToolError> {
+        let limit = self.list_timeout;
+        let tools = tokio::time::timeout(limit, peer.list_all_tools())
+            .await
+            .map_err(|_| ToolError::Transport {
+                message: format!("the MCP server did not list its tools within {limit:?}"),
+                source: None,
+            })?
+            .map_err(service_error)?;
+        self.store(&tools);
+        Ok(())
+    }
+
+    /// A listing, through the pins, as the offered tools; the pins' events
+    /// handed to the application once no lock is held.
+    fn store(&self, listed: &[rmcp::model::Tool]) {
+        let specs: Vec<ToolSpecification> = listed.iter().map(from_tool).collect();
+        let (offered, events, listener) = {
+            let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+            let (offered, events) = pins.apply(specs);
+            (offered, events, pins.listener())
+        };
+        let remotes: Vec<Remote> = offered.into_iter().map(Remote::new).collect();
+        *self.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(remotes);
+        if let Some(listener) = listener {
+            for event in &events {
+                // The application's code: a panic there is its own, not
+                // the listing's.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Arc<Vec<Remote>> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
-fn store(tools: &Tools, listed: &[rmcp::model::Tool]) {
-    let remotes: Vec<Remote> = listed
-        .iter()
-        .map(|tool| {
-            let spec = from_tool(tool);
-            let validator = jsonschema::validator_for(&spec.parameters).ok();
-            Remote { spec, validator }
-        })
-        .collect();
-    *tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(remotes);
+impl Remote {
+    fn new(spec: ToolSpecification) -> Self {
+        let validator = jsonschema::validator_for(&spec.parameters).ok();
+        Remote { spec, validator }
+    }
 }
 
 /// Checks arguments against a tool's `inputSchema` with `jsonschema`,
@@ -423,65 +395,79 @@ fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
 }
 
 impl McpToolBox {
-    /// Connects over any rmcp client transport (a child process, a stream
-    /// pair, Streamable HTTP) and lists the server's tools.
-    pub async fn connect<T, E, A>(transport: T) -> Result<Self, ToolError>
-    where
-        T: IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        McpToolBox::connect_with(transport, ()).await
-    }
-
-    /// Connects like [`connect`](McpToolBox::connect), answering the
-    /// server's requests to the client (`roots/list`, sampling,
-    /// elicitation) with the application's rmcp [`ClientHandler`], whose
-    /// `get_info` also announces the client's name and capabilities.
-    pub async fn connect_with<T, E, A>(
-        transport: T,
-        handler: impl ClientHandler,
-    ) -> Result<Self, ToolError>
-    where
-        T: IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let tools: Tools = Arc::default();
+    /// Runs the handshake over `open`, lists the tools through the pins,
+    /// and watches for reconnects.
+    pub(crate) async fn start<H: ClientHandler>(
+        open: impl FnOnce(Box<dyn DynService<RoleClient>>) -> connect::Opened,
+        handler: H,
+        settings: Settings,
+    ) -> Result<Self, ToolError> {
+        let Settings {
+            mut pins,
+            timeouts,
+            origin,
+            name,
+            meta,
+            child,
+            reconnects,
+        } = settings;
         let progress: Listeners = Arc::default();
+        // The server's name is known after the handshake; the pins name it
+        // in their events from the first listing on.
+        pins.server = name.clone().unwrap_or_default();
+        let shared = Arc::new(Shared {
+            tools: RwLock::default(),
+            pins: Mutex::new(pins),
+            list_timeout: timeouts.list,
+        });
         let watcher = Watcher {
-            tools: tools.clone(),
+            shared: shared.clone(),
             progress: progress.clone(),
             app: handler,
         };
-        let service = watcher
-            .into_dyn()
-            .serve(transport)
+        let service = open(watcher.into_dyn())
             .await
-            .map_err(handshake_error)?;
+            .map_err(|e| handshake_error(e, &origin))?;
         let peer = service.peer().clone();
-        let toolbox = McpToolBox {
+        let announced = peer
+            .peer_info()
+            .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
+            .unwrap_or_default();
+        let name = name.unwrap_or(announced);
+        {
+            let mut pins = shared.pins.lock().unwrap_or_else(|p| p.into_inner());
+            pins.server = name.clone();
+        }
+        let tools = peer.list_all_tools().await.map_err(service_error)?;
+        shared.store(&tools);
+        let watch = {
+            let shared = Arc::downgrade(&shared);
+            let peer = peer.clone();
+            let signal = reconnects.signal.clone();
+            tokio::spawn(async move {
+                loop {
+                    signal.notified().await;
+                    let Some(shared) = shared.upgrade() else { break };
+                    match shared.relist(&peer).await {
+                        Ok(()) => tracing::info!(target: "toolbox::mcp", "MCP tools listed again after a reconnect"),
+                        Err(error) => tracing::warn!(target: "toolbox::mcp", error = %error.report(), "could not list the MCP tools again after a reconnect"),
+                    }
+                }
+            })
+            .abort_handle()
+        };
+        Ok(McpToolBox {
             peer,
             service: Mutex::new(Some(service)),
-            tools,
+            shared,
             progress,
-            child: None,
-            meta: None,
-        };
-        toolbox.refresh().await?;
-        Ok(toolbox)
-    }
-
-    /// Starts `command` as a child process speaking MCP over stdio and
-    /// connects to it. [`close`](ToolBox::close) ends the session and the
-    /// child.
-    pub async fn spawn(command: tokio::process::Command) -> Result<Self, ToolError> {
-        let transport = TokioChildProcess::new(command).map_err(|e| ToolError::Transport {
-            message: "the MCP server could not be started".to_owned(),
-            source: Some(Box::new(e)),
-        })?;
-        let child = transport.id();
-        let mut toolbox = McpToolBox::connect(transport).await?;
-        toolbox.child = child;
-        Ok(toolbox)
+            child,
+            meta,
+            call_timeout: timeouts.call,
+            origin,
+            name,
+            watch: Some(watch),
+        })
     }
 
     /// The protocol version negotiated with the server, and the server's
@@ -498,61 +484,87 @@ impl McpToolBox {
         Some((version, name))
     }
 
+    /// The server's name in this program: the one given to
+    /// [`McpConnect::name`], else the one it announced.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The version the server announced (`serverInfo.version`).
+    pub fn version(&self) -> Option<String> {
+        Some(self.peer.peer_info()?.server_info.as_ref()?.version.clone())
+    }
+
+    /// Where the server is: its URL, or the command that started it.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The server's instructions (the initialize result's
+    /// `instructions`), meant for the model's system prompt. They are the
+    /// server's words, not the application's: see
+    /// [`McpServers::system_message`](crate::McpServers::system_message)
+    /// for a bounded, marked text.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer.peer_info()?.instructions.clone()
+    }
+
     /// The process id of the server's child process, when this box started it.
     pub fn child_id(&self) -> Option<u32> {
         self.child
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`),
-    /// with extra headers (a bearer token: `("Authorization", "Bearer …")`).
-    pub async fn connect_http(
-        url: &str,
-        headers: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Self, ToolError> {
-        McpToolBox::connect_http_with(url, headers, ()).await
-    }
-
-    /// Connects like [`connect_http`](McpToolBox::connect_http), answering
-    /// the server's requests to the client with the application's rmcp
-    /// [`ClientHandler`], as [`connect_with`](McpToolBox::connect_with) does.
-    pub async fn connect_http_with(
-        url: &str,
-        headers: impl IntoIterator<Item = (String, String)>,
-        handler: impl ClientHandler,
-    ) -> Result<Self, ToolError> {
-        let mut connection = HttpConnection::default();
-        for (name, value) in headers {
-            connection = connection.header(name, value);
-        }
-        McpToolBox::connect_http_using(url, connection, handler).await
-    }
-
-    /// Connects to a Streamable HTTP endpoint, `http://` or `https://`, as
-    /// `connection` says: extra headers, and roots to trust beside the
-    /// system's (a private CA). TLS is rustls; a certificate that is not
-    /// trusted ends the handshake with a transport error.
-    pub async fn connect_http_using(
-        url: &str,
-        connection: HttpConnection,
-        handler: impl ClientHandler,
-    ) -> Result<Self, ToolError> {
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-        use rmcp::transport::StreamableHttpClientTransport;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        config.custom_headers = connection.header_map()?;
-        let client = connection.client()?;
-        McpToolBox::connect_with(
-            StreamableHttpClientTransport::with_client(client, config),
-            handler,
-        )
-        .await
-    }
-
-    /// Lists the server's tools again (after `notifications/tools/list_changed`).
+    /// Lists the server's tools again, through the pins.
     pub async fn refresh(&self) -> Result<(), ToolError> {
-        let tools = self.peer.list_all_tools().await.map_err(service_error)?;
-        store(&self.tools, &tools);
-        Ok(())
+        self.shared.relist(&self.peer).await
+    }
+
+    /// The tools held by the pins (changed or new since they were
+    /// approved), each with what changed. Held tools are neither listed
+    /// nor callable.
+    pub fn held(&self) -> Vec<PinEvent> {
+        self.shared
+            .pins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .held()
+    }
+
+    /// Approves a held tool as the server lists it now: it becomes the
+    /// baseline (written to the pin file, when there is one) and is
+    /// offered. `false` when `tool` was not held.
+    pub fn approve(&self, tool: &str) -> bool {
+        let approved = self
+            .shared
+            .pins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .approve(tool);
+        let Some(spec) = approved else {
+            return false;
+        };
+        let mut tools = self.shared.tools.write().unwrap_or_else(|p| p.into_inner());
+        let mut next: Vec<Remote> = tools.iter().map(|r| Remote::new(r.spec.clone())).collect();
+        next.retain(|r| r.spec.name != spec.name);
+        next.push(Remote::new(spec));
+        *tools = Arc::new(next);
+        true
+    }
+
+    /// Approves every held tool; how many there were.
+    pub fn approve_all(&self) -> usize {
+        let names: Vec<String> = self.held().into_iter().map(|e| e.tool).collect();
+        names.iter().filter(|name| self.approve(name)).count()
+    }
+
+    /// The approved surface (the pins' baseline), sorted by name, in the
+    /// form a surface lock keeps.
+    pub fn pinned(&self) -> Vec<ToolSpecification> {
+        self.shared
+            .pins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .baseline()
     }
 
     /// Sends chosen values of each call's [`Context`] to the server in the
@@ -607,43 +619,83 @@ impl McpToolBox {
     }
 
     fn snapshot(&self) -> Arc<Vec<Remote>> {
-        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shared.snapshot()
     }
 }
 
-/// A failed handshake; a server that asks for authorization is named with
-/// what it asked for (its `WWW-Authenticate` challenge: the metadata URL,
-/// the scopes), never a generic transport error.
-fn handshake_error(error: rmcp::service::ClientInitializeError) -> ToolError {
+impl Drop for McpToolBox {
+    fn drop(&mut self) {
+        if let Some(watch) = self.watch.take() {
+            watch.abort();
+        }
+    }
+}
+
+/// What an authorization failure asked for: the kind and the server's
+/// `WWW-Authenticate` challenge. rmcp keeps the transport's error in
+/// fields that are not `source()`s (`ClientInitializeError::TransportError`,
+/// `DynamicTransportError`), so the walk steps into them by type.
+fn auth_failure(error: &(dyn std::error::Error + 'static)) -> Option<(&'static str, String)> {
+    use rmcp::service::ClientInitializeError;
     use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
-    let mut asked = None;
+    use rmcp::transport::DynamicTransportError;
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = cause {
         if let Some(required) = current.downcast_ref::<AuthRequiredError>() {
-            asked = Some((
-                "requires authorization",
+            return Some((
+                "refused the credentials",
                 required.www_authenticate_header.clone(),
             ));
-            break;
         }
         if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
-            asked = Some((
-                "requires more scopes",
+            return Some((
+                "requires more scopes than the credentials carry",
                 scope.www_authenticate_header.clone(),
             ));
-            break;
         }
-        cause = current.source();
+        cause = if let Some(ClientInitializeError::TransportError { error, .. }) =
+            current.downcast_ref::<ClientInitializeError>()
+        {
+            Some(error as &(dyn std::error::Error + 'static))
+        } else if let Some(ServiceError::TransportSend(error)) =
+            current.downcast_ref::<ServiceError>()
+        {
+            Some(error as &(dyn std::error::Error + 'static))
+        } else if let Some(transport) = current.downcast_ref::<DynamicTransportError>() {
+            Some(&*transport.error as &(dyn std::error::Error + 'static))
+        } else {
+            current.source()
+        };
     }
-    let message = match asked {
-        Some((what, challenge)) => format!(
-            "the MCP server {what} (`WWW-Authenticate: {}`); connect with `McpToolBox::connect_oauth` or a bearer token",
+    None
+}
+
+/// The error for a refused authorization, naming the challenge.
+fn unauthorized(
+    origin: &str,
+    (what, challenge): (&'static str, String),
+    source: toolbox_core::BoxError,
+) -> ToolError {
+    ToolError::Unauthorized {
+        message: format!(
+            "the MCP server at {origin} {what} (`WWW-Authenticate: {}`); give it a token it accepts (`.bearer(..)`) or authorize with `.oauth(..)` (feature `oauth`)",
             toolbox_core::args::echo(&challenge)
         ),
-        None => "the MCP handshake failed".to_owned(),
-    };
+        challenge: Some(challenge),
+        source: Some(source),
+    }
+}
+
+/// A failed handshake; a server that refused the credentials or asks for
+/// authorization is named with what it asked for (its `WWW-Authenticate`
+/// challenge: the metadata URL, the scopes), never a generic transport
+/// error.
+fn handshake_error(error: rmcp::service::ClientInitializeError, origin: &str) -> ToolError {
+    if let Some(asked) = auth_failure(&error) {
+        return unauthorized(origin, asked, Box::new(error));
+    }
     ToolError::Transport {
-        message,
+        message: format!("the MCP handshake with {origin} failed"),
         source: Some(Box::new(error)),
     }
 }
@@ -653,10 +705,27 @@ fn service_error(error: ServiceError) -> ToolError {
         ServiceError::McpError(error) => {
             ToolError::failed(format!("MCP error {}: {}", error.code.0, error.message))
         }
-        other => ToolError::Transport {
-            message: "the MCP server is gone or did not answer".to_owned(),
-            source: Some(Box::new(other)),
+        other => match auth_failure(&other) {
+            Some(asked) => unauthorized("its address", asked, Box::new(other)),
+            None => ToolError::Transport {
+                message: "the MCP server is gone or did not answer".to_owned(),
+                source: Some(Box::new(other)),
+            },
         },
+    }
+}
+
+/// A call to a held tool: the model reads which kind of change, never the
+/// server's new text; the operator's report has the whole event.
+fn held_error(event: &PinEvent) -> ToolError {
+    ToolError::Failed {
+        message: format!(
+            "the tool `{}` is held: {} on its server, and the application has not approved the change; do not retry it",
+            event.tool,
+            event.reason()
+        ),
+        retryable: false,
+        source: Some(event.to_string().into()),
     }
 }
 
@@ -684,6 +753,10 @@ impl ToolBox for McpToolBox {
     ) -> DispatchFuture<'a> {
         let tools = self.snapshot();
         let Some(index) = tools.iter().position(|r| r.spec.name == name) else {
+            let pins = self.shared.pins.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(event) = pins.held_reason(name) {
+                return DispatchFuture::ready(Err(held_error(event)));
+            }
             return DispatchFuture::ready(Err(ToolError::unknown_tool(
                 name,
                 tools.iter().map(|r| r.spec.name.as_str()),
@@ -711,18 +784,29 @@ impl ToolBox for McpToolBox {
                 params.meta = Some(RequestMetaObject(MetaObject(meta)));
             }
             // A caller that listens for progress gets the server's reports.
-            let result = match ctx.extension::<McpProgress>() {
-                Some(listener) if listener.is_wanted() => {
-                    self.call_listening(params, listener.clone()).await?
+            // Past the limit the request's future is dropped, which tells
+            // the server (`notifications/cancelled`); the session goes on.
+            let limit = self.call_timeout;
+            let call = async {
+                match ctx.extension::<McpProgress>() {
+                    Some(listener) if listener.is_wanted() => {
+                        self.call_listening(params, listener.clone()).await
+                    }
+                    _ => self.peer.call_tool(params).await.map_err(service_error),
                 }
-                _ => self.peer.call_tool(params).await.map_err(service_error)?,
             };
+            let result = tokio::time::timeout(limit, call)
+                .await
+                .map_err(|_| ToolError::TimedOut { after: limit })??;
             from_result(&result)
         })
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
         Box::pin(async move {
+            if let Some(watch) = &self.watch {
+                watch.abort();
+            }
             let service = self
                 .service
                 .lock()

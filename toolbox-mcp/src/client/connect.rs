@@ -1,0 +1,639 @@
+//! One way to connect to an MCP server: [`McpConnect`], from
+//! [`McpToolBox::http`], [`McpToolBox::stdio`] or [`McpToolBox::transport`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin as StdPin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification};
+use rmcp::service::{ClientInitializeError, DynService, ServiceExt};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient};
+use toolbox_core::{Context, ToolError};
+
+use super::pin::{Pin, PinEvent, PinListener, Pins};
+use super::{McpToolBox, MetaFn, Session};
+
+/// How long a remote server may take. Every remote call has a limit: a
+/// server that accepts a request and never answers ends the call, not the
+/// turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// The handshake and the first listing together (default 30 s).
+    pub connect: Duration,
+    /// Each tool call (default 300 s, as rig-rmcp's). A call past it ends
+    /// as [`ToolError::TimedOut`], the server is told
+    /// (`notifications/cancelled`) and the box stays usable.
+    pub call: Duration,
+    /// Each listing of the tools after the first: on `list_changed`, after
+    /// a reconnect, on [`McpToolBox::refresh`] (default 30 s).
+    pub list: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(30),
+            call: Duration::from_secs(300),
+            list: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Timeouts {
+    /// The handshake's limit.
+    pub fn connect(mut self, limit: Duration) -> Self {
+        self.connect = limit;
+        self
+    }
+
+    /// Each call's limit.
+    pub fn call(mut self, limit: Duration) -> Self {
+        self.call = limit;
+        self
+    }
+
+    /// Each listing's limit.
+    pub fn list(mut self, limit: Duration) -> Self {
+        self.list = limit;
+        self
+    }
+}
+
+/// How [`McpConnect`] reaches an HTTP endpoint, and how a
+/// [`JwtVerifier`](crate::JwtVerifier) fetches its keys: extra headers,
+/// roots to trust beside the system's, kept connections.
+#[derive(Clone, Debug, Default)]
+pub struct HttpConnection {
+    headers: Vec<(String, String)>,
+    roots: Vec<Vec<u8>>,
+    reuse: bool,
+}
+
+impl HttpConnection {
+    /// Sends `name: value` with every request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends `Authorization: Bearer {token}`.
+    pub fn bearer(self, token: impl std::fmt::Display) -> Self {
+        self.header("Authorization", format!("Bearer {token}"))
+    }
+
+    /// Keeps connections open between requests (off by default, as in
+    /// rmcp's own client). A server that does not set `TCP_NODELAY` (a
+    /// plain `axum::serve`, rmcp's examples) answers a kept connection
+    /// only after the client's delayed ACK, ~40 ms a call; a new
+    /// connection per request costs ~0.2 ms on loopback. Turn it on for
+    /// servers that set it (toolbox's `serve_http` does): a call then
+    /// takes ~25% less than on a new connection, and an https one skips
+    /// the TLS handshake.
+    pub fn reuse_connections(mut self, reuse: bool) -> Self {
+        self.reuse = reuse;
+        self
+    }
+
+    /// Trusts the root certificate(s) in `pem` beside the system's.
+    pub fn trust_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(pem.into());
+        self
+    }
+
+    /// The headers, checked.
+    pub(crate) fn header_map(
+        &self,
+    ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, ToolError> {
+        let mut map = HashMap::new();
+        for (name, value) in &self.headers {
+            let bad = |what: &str| ToolError::Transport {
+                message: format!("the header `{name}` has an invalid {what}"),
+                source: None,
+            };
+            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| bad("name"))?;
+            let header_value: reqwest::header::HeaderValue =
+                value.parse().map_err(|_| bad("value"))?;
+            map.insert(header_name, header_value);
+        }
+        Ok(map)
+    }
+
+    /// The HTTP client: rustls with the ring provider (unless the program
+    /// installed one), the system's roots and these.
+    pub(crate) fn client(&self) -> Result<reqwest::Client, ToolError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut client = reqwest::Client::builder();
+        if !self.reuse {
+            client = client.pool_max_idle_per_host(0);
+        }
+        for pem in &self.roots {
+            use rustls::pki_types::pem::PemObject;
+            let not_pem =
+                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
+                    message: "a trusted root is not a PEM certificate".to_owned(),
+                    source,
+                };
+            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| not_pem(Some(Box::new(e))))?;
+            if certificates.is_empty() {
+                return Err(not_pem(None));
+            }
+            for der in certificates {
+                let certificate = reqwest::Certificate::from_der(der.as_ref())
+                    .map_err(|e| not_pem(Some(Box::new(e))))?;
+                client = client.add_root_certificate(certificate);
+            }
+        }
+        client.build().map_err(|e| ToolError::Transport {
+            message: "the HTTP client could not be built".to_owned(),
+            source: Some(Box::new(e)),
+        })
+    }
+}
+
+pub(crate) type Opened =
+    StdPin<Box<dyn Future<Output = Result<Session, ClientInitializeError>> + Send>>;
+type Open = Box<dyn FnOnce(Box<dyn DynService<RoleClient>>) -> Opened + Send>;
+
+/// Where the server is.
+enum Target {
+    Http(String),
+    Stdio(tokio::process::Command),
+    Transport(Open),
+}
+
+/// Connects to one MCP server: where it is, how to authenticate, how long
+/// it may take, what its tools may change. Made by [`McpToolBox::http`],
+/// [`McpToolBox::stdio`] or [`McpToolBox::transport`]; ends with
+/// [`connect`](McpConnect::connect).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), toolbox_core::ToolError> {
+/// use std::time::Duration;
+/// use toolbox_mcp::{McpToolBox, Pin, Timeouts};
+///
+/// let weather = McpToolBox::http("https://weather.example/mcp")
+///     .bearer("secret")
+///     .timeouts(Timeouts::default().call(Duration::from_secs(20)))
+///     .pin_file("weather.lock.json") // held: a changed description never reaches the model unseen
+///     .on_pin_event(|event| eprintln!("{event}"))
+///     .connect()
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub struct McpConnect<H = ()> {
+    target: Target,
+    http: HttpConnection,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::OAuth>,
+    handler: H,
+    timeouts: Timeouts,
+    pin: Option<Pin>,
+    accept_compatible: bool,
+    pin_file: Option<PathBuf>,
+    listener: Option<PinListener>,
+    name: Option<String>,
+    meta: Option<MetaFn>,
+}
+
+impl McpToolBox {
+    /// A server at a Streamable HTTP endpoint, `http://` or `https://`
+    /// (`http://host:port/mcp`).
+    pub fn http(url: impl Into<String>) -> McpConnect {
+        McpConnect::new(Target::Http(url.into()))
+    }
+
+    /// A server started as a child process speaking MCP over stdio.
+    /// [`close`](toolbox_core::ToolBox::close) ends the session and the child.
+    pub fn stdio(command: tokio::process::Command) -> McpConnect {
+        McpConnect::new(Target::Stdio(command))
+    }
+
+    /// A server over any rmcp client transport (a stream pair in a test,
+    /// a transport of the application's).
+    pub fn transport<T, E, A>(transport: T) -> McpConnect
+    where
+        T: IntoTransport<RoleClient, E, A> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        McpConnect::new(Target::Transport(Box::new(move |service| {
+            Box::pin(async move { service.serve(transport).await })
+        })))
+    }
+}
+
+impl McpConnect {
+    fn new(target: Target) -> Self {
+        McpConnect {
+            target,
+            http: HttpConnection::default(),
+            #[cfg(feature = "oauth")]
+            oauth: None,
+            handler: (),
+            timeouts: Timeouts::default(),
+            pin: None,
+            accept_compatible: false,
+            pin_file: None,
+            listener: None,
+            name: None,
+            meta: None,
+        }
+    }
+}
+
+impl<H: ClientHandler> McpConnect<H> {
+    /// Sends `Authorization: Bearer {token}` (HTTP).
+    pub fn bearer(mut self, token: impl std::fmt::Display) -> Self {
+        self.http = self.http.bearer(token);
+        self
+    }
+
+    /// Sends `name: value` with every request (HTTP).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http = self.http.header(name, value);
+        self
+    }
+
+    /// Trusts the root certificate(s) in `pem` beside the system's (HTTPS
+    /// to a private CA). An untrusted certificate ends the handshake.
+    pub fn trust_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.http = self.http.trust_pem(pem);
+        self
+    }
+
+    /// Keeps HTTP connections open between requests (see
+    /// [`HttpConnection::reuse_connections`]).
+    pub fn reuse_connections(mut self, reuse: bool) -> Self {
+        self.http = self.http.reuse_connections(reuse);
+        self
+    }
+
+    /// All HTTP settings at once.
+    pub fn http_connection(mut self, connection: HttpConnection) -> Self {
+        self.http = connection;
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 when the server asks for it (its `401`
+    /// challenge); a server that does not ask is connected as it is.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Answers the server's requests to the client (`roots/list`,
+    /// sampling, elicitation) with the application's rmcp
+    /// [`ClientHandler`], whose `get_info` also names the client and its
+    /// capabilities. Without one: no roots, sampling refused, elicitation
+    /// declined.
+    pub fn handler<H2: ClientHandler>(self, handler: H2) -> McpConnect<H2> {
+        McpConnect {
+            target: self.target,
+            http: self.http,
+            #[cfg(feature = "oauth")]
+            oauth: self.oauth,
+            handler,
+            timeouts: self.timeouts,
+            pin: self.pin,
+            accept_compatible: self.accept_compatible,
+            pin_file: self.pin_file,
+            listener: self.listener,
+            name: self.name,
+            meta: self.meta,
+        }
+    }
+
+    /// The time limits ([`Timeouts::default`]: 30 s to connect, 300 s a
+    /// call, 30 s a listing).
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// What a changed or new tool does ([`Pin`]). Without a pin file the
+    /// first listing is the baseline (trust on first use).
+    pub fn pin(mut self, pin: Pin) -> Self {
+        self.pin = Some(pin);
+        self
+    }
+
+    /// Pins the surface to the lock at `path`, in the format
+    /// `toolbox::testing::assert_surface_lock` writes, so one file serves
+    /// CI and the running agent: the tools it has are the baseline, a
+    /// missing file is written from the first listing, an approval
+    /// rewrites it. [`Pin::Hold`] unless [`pin`](McpConnect::pin) says
+    /// otherwise.
+    pub fn pin_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.pin_file = Some(path.into());
+        self
+    }
+
+    /// Under [`Pin::Hold`], accepts a compatible schema change (an
+    /// optional argument added, a type widened) whose texts are unchanged;
+    /// a breaking change, a changed text and a new tool are still held.
+    pub fn accept_compatible(mut self, accept: bool) -> Self {
+        self.accept_compatible = accept;
+        self
+    }
+
+    /// Called with every change a pinned box sees ([`Pin::Warn`],
+    /// [`Pin::Hold`]): the tool, the classified changes with their paths,
+    /// the old and new texts, whether it is held.
+    pub fn on_pin_event(mut self, listener: impl Fn(&PinEvent) + Send + Sync + 'static) -> Self {
+        self.listener = Some(Arc::new(listener));
+        self
+    }
+
+    /// The server's name in this program (in `{server}_{tool}` names, the
+    /// system message, pin events); the name it announces otherwise.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sends chosen values of each call's [`Context`] to the server in the
+    /// request's `_meta` (a user id, a trace id: the application decides).
+    pub fn forward_meta(
+        mut self,
+        choose: impl Fn(&Context) -> serde_json::Map<String, serde_json::Value> + Send + Sync + 'static,
+    ) -> Self {
+        self.meta = Some(Arc::new(choose));
+        self
+    }
+
+    /// Where the server is, as the application gave it: the URL, or the
+    /// command line.
+    pub(crate) fn origin(&self) -> String {
+        match &self.target {
+            Target::Http(url) => url.clone(),
+            Target::Stdio(command) => {
+                let command = command.as_std();
+                std::iter::once(command.get_program())
+                    .chain(command.get_args())
+                    .map(|part| part.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            Target::Transport(_) => "(transport)".to_owned(),
+        }
+    }
+
+    pub(crate) fn given_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Connects: the handshake and the first listing within the connect
+    /// limit, through the pins.
+    pub async fn connect(self) -> Result<McpToolBox, ToolError> {
+        let limit = self.timeouts.connect;
+        let origin = self.origin();
+        match tokio::time::timeout(limit, self.connect_unbounded(origin.clone())).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError::Transport {
+                message: format!(
+                    "the MCP server at {origin} did not finish the handshake within {limit:?}"
+                ),
+                source: None,
+            }),
+        }
+    }
+
+    async fn connect_unbounded(self, origin: String) -> Result<McpToolBox, ToolError> {
+        let policy = self.pin.unwrap_or(if self.pin_file.is_some() {
+            Pin::Hold
+        } else {
+            Pin::Trust
+        });
+        let pins = Pins::new(
+            policy,
+            self.accept_compatible,
+            self.pin_file.clone(),
+            self.listener.clone(),
+        )?;
+        let reconnects = Reconnects::default();
+        let settings = super::Settings {
+            pins,
+            timeouts: self.timeouts,
+            origin,
+            name: self.name,
+            meta: self.meta,
+            child: None,
+            reconnects: reconnects.clone(),
+        };
+        match self.target {
+            Target::Transport(open) => {
+                McpToolBox::start(|service| open(service), self.handler, settings).await
+            }
+            Target::Stdio(command) => {
+                let transport =
+                    TokioChildProcess::new(command).map_err(|e| ToolError::Transport {
+                        message: format!(
+                            "the MCP server `{}` could not be started",
+                            settings.origin
+                        ),
+                        source: Some(Box::new(e)),
+                    })?;
+                let mut settings = settings;
+                settings.child = transport.id();
+                McpToolBox::start(
+                    |service| Box::pin(async move { service.serve(transport).await }),
+                    self.handler,
+                    settings,
+                )
+                .await
+            }
+            Target::Http(url) => {
+                let client = self.http.client()?;
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+                config.custom_headers = self.http.header_map()?;
+                #[cfg(feature = "oauth")]
+                if let Some(oauth) = &self.oauth {
+                    if let Some(authorized) =
+                        crate::oauth::authorize(&url, &client, &self.http, oauth).await?
+                    {
+                        let transport = StreamableHttpClientTransport::with_client(
+                            Watched::new(authorized, reconnects),
+                            config,
+                        );
+                        return McpToolBox::start(
+                            |service| Box::pin(async move { service.serve(transport).await }),
+                            self.handler,
+                            settings,
+                        )
+                        .await;
+                    }
+                }
+                let transport = StreamableHttpClientTransport::with_client(
+                    Watched::new(client, reconnects),
+                    config,
+                );
+                McpToolBox::start(
+                    |service| Box::pin(async move { service.serve(transport).await }),
+                    self.handler,
+                    settings,
+                )
+                .await
+            }
+        }
+    }
+}
+
+/// Tells the box when the transport made a new session (rmcp's client
+/// re-initializes by itself when a server answers 404 for its session: a
+/// restart, an expired session) or lost its event stream, so the tools are
+/// listed again.
+#[derive(Clone, Default)]
+pub(crate) struct Reconnects {
+    pub(crate) signal: Arc<tokio::sync::Notify>,
+    handshakes: Arc<AtomicUsize>,
+}
+
+/// An HTTP client that reports new sessions and lost event streams.
+#[derive(Clone)]
+struct Watched<C> {
+    inner: C,
+    reconnects: Reconnects,
+}
+
+impl<C> Watched<C> {
+    fn new(inner: C, reconnects: Reconnects) -> Self {
+        Watched { inner, reconnects }
+    }
+}
+
+type SseStream = futures_core::stream::BoxStream<
+    'static,
+    Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>,
+>;
+
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
+    type Error = C::Error;
+
+    fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    ) -> impl Future<Output = Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>>>
+           + Send
+           + '_ {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+    }
+
+    fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> impl Future<Output = Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>>>
+           + Send
+           + '_ {
+        let initialized = matches!(
+            &message,
+            ClientJsonRpcMessage::Notification(n)
+                if matches!(n.notification, ClientNotification::InitializedNotification(_))
+        );
+        async move {
+            let response = self
+                .inner
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await;
+            if initialized
+                && response.is_ok()
+                && self.reconnects.handshakes.fetch_add(1, Ordering::SeqCst) > 0
+            {
+                self.reconnects.signal.notify_one();
+            }
+            response
+        }
+    }
+
+    fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    ) -> impl Future<Output = Result<(), StreamableHttpError<Self::Error>>> + Send + '_ {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+    }
+
+    fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    ) -> impl Future<Output = Result<SseStream, StreamableHttpError<Self::Error>>> + Send + '_ {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpClientTransportConfig::default().max_sse_event_size,
+        )
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        // The event stream of the session could not be opened again:
+        // the server restarted or forgot the session. Listing the tools
+        // makes rmcp notice (a 404 re-initializes) and reads the new list.
+        if matches!(&stream, Err(e) if !matches!(e, StreamableHttpError::ServerDoesNotSupportSse)) {
+            self.reconnects.signal.notify_one();
+        }
+        stream
+    }
+}
