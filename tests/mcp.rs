@@ -76,3 +76,110 @@ async fn a_child_server_is_called_and_reaped() {
         "the tool's server could not be reached; try again later"
     );
 }
+
+/// A list of three servers, as an agent is seeded: one over stdio (the
+/// `mcp_server` example as a child), one over HTTP that takes a bearer
+/// token, one that is down. Two connect, the down one is named with its
+/// URL; a killed child then fails its calls at once and clearly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_servers_with_a_child_a_token_and_a_down_one() {
+    use toolbox::mcp::{
+        serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpServers, Rejected,
+        RemoteServer,
+    };
+
+    fn verify(token: &str) -> Result<McpCaller, Rejected> {
+        match token {
+            "secret" => Ok(McpCaller::default()),
+            _ => Err(Rejected("unknown token".into())),
+        }
+    }
+    let tools = toolbox::FnToolBox::new([toolbox::tool_fn("now", "The time", |_: ()| async {
+        "noon"
+    })])
+    .unwrap();
+    let clock = serve_http_with(
+        McpServer::new(tools, "clock"),
+        "127.0.0.1:0",
+        HttpOptions::default().bearer_auth(BearerAuth::new(
+            verify,
+            "http://127.0.0.1/mcp",
+            Vec::<String>::new(),
+        )),
+    )
+    .await
+    .unwrap();
+    let child = example("mcp_server").display().to_string();
+    let connected = McpServers::connect([
+        RemoteServer::command(child, ["--stdio"]).name("example"),
+        RemoteServer::url(clock.url()).token("secret"),
+        RemoteServer::url("http://127.0.0.1:1/mcp"),
+    ])
+    .await;
+    assert_eq!(connected.failures().len(), 1);
+    assert_eq!(connected.failures()[0].origin, "http://127.0.0.1:1/mcp");
+    let pid = connected.connected()[0].child_id().expect("a child");
+    let servers = connected.into_toolbox().unwrap();
+    let ctx = Context::new();
+    let names: Vec<String> = servers
+        .specifications(&ctx)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "example_math_add",
+            "example_math_divide",
+            "example_crm_get_customer",
+            "clock_now"
+        ]
+    );
+    let handler = ToolHandler::empty();
+    let sum = servers
+        .call(
+            "example_math_add",
+            &json!({"a": 40, "b": 2}),
+            &ctx,
+            &handler,
+        )
+        .await;
+    assert_eq!(sum.content, "42");
+    let now = servers.call("clock_now", &json!({}), &ctx, &handler).await;
+    assert_eq!(now.content, "noon");
+    let system = servers.system_message();
+    assert!(system.contains("Server `example` ("), "{system}");
+    assert!(
+        system.contains("`example_math_add`, `example_math_divide`, `example_crm_get_customer`"),
+        "{system}"
+    );
+    assert!(system.contains("Server `clock` ("), "{system}");
+
+    // The child is killed: its calls fail at once and say so; the other
+    // server goes on.
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut gone = servers
+        .call("example_math_add", &json!({"a": 1, "b": 1}), &ctx, &handler)
+        .await;
+    for _ in 0..50 {
+        if gone.is_error {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        gone = servers
+            .call("example_math_add", &json!({"a": 1, "b": 1}), &ctx, &handler)
+            .await;
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        gone.content,
+        "the tool's server could not be reached; try again later"
+    );
+    let now = servers.call("clock_now", &json!({}), &ctx, &handler).await;
+    assert_eq!(now.content, "noon");
+    servers.close().await.unwrap();
+}

@@ -367,6 +367,8 @@ pub struct McpServer<B> {
     toolbox: Arc<B>,
     handler: ToolHandler,
     name: String,
+    /// What the server tells clients in `initialize` (`instructions`).
+    instructions: Option<Arc<str>>,
     /// The clients that completed the handshake, for `list_changed`.
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// The log level this server's client set (each HTTP session has a
@@ -381,9 +383,17 @@ impl<B: ToolBox + 'static> McpServer<B> {
             toolbox: Arc::new(toolbox),
             handler: ToolHandler::empty(),
             name: name.into(),
+            instructions: None,
             peers: Arc::default(),
             threshold: Threshold::default(),
         }
+    }
+
+    /// Sends `text` as the initialize result's `instructions`: how to use
+    /// this server's tools, for the client's system prompt.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into().into());
+        self
     }
 
     /// Observes every served call with `handler`.
@@ -564,6 +574,7 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             toolbox: self.toolbox.clone(),
             handler: self.handler.clone(),
             name: self.name.clone(),
+            instructions: self.instructions.clone(),
             peers: self.peers.clone(),
             // A clone serves another client (an HTTP session): its own level.
             threshold: Threshold::default(),
@@ -585,6 +596,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         );
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
+        info.instructions = self.instructions.as_deref().map(str::to_owned);
         info
     }
 
