@@ -136,10 +136,36 @@ pub(crate) async fn authorize(
     if let Some(metadata) = &oauth.client_metadata_url {
         request = request.with_client_metadata_url(metadata.clone());
     }
-    state
-        .start_authorization(request)
-        .await
-        .map_err(|e| failed("registration", e))?;
+    match state.start_authorization(request.clone()).await {
+        Ok(()) => {}
+        Err(rmcp::transport::auth::AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if legacy_issuer(url, &expected_issuer, &received_issuer) => {
+            // A 2025-03-26 server: no protected-resource metadata, its own
+            // origin is the authorization base URL, and the metadata it
+            // serves there names an issuer under a path of that origin
+            // (`http://host/oauth`). rmcp holds the issuer to RFC 8414's
+            // exact match (rmcp 3.11 src/transport/auth.rs:2914,
+            // `validate_authorization_metadata_issuer`); the 2025-03-26
+            // spec predates that rule, so the metadata is taken as the
+            // server's own, on its own origin only.
+            let metadata = legacy_metadata(http, url, connection).await?;
+            let placeholder = OAuthState::new(url, Some(http.clone()))
+                .await
+                .map_err(|e| failed("discovery", e))?;
+            let OAuthState::Unauthorized(mut manager) = std::mem::replace(&mut state, placeholder)
+            else {
+                return Err(failed("registration", "the authorization did not start"));
+            };
+            manager.set_metadata(metadata);
+            let session = rmcp::transport::auth::AuthorizationSession::new(manager, request)
+                .await
+                .map_err(|(_, e)| failed("registration", e))?;
+            state = OAuthState::Session(session);
+        }
+        Err(e) => return Err(failed("registration", e)),
+    }
     let authorization_url = state
         .get_authorization_url()
         .await
@@ -155,6 +181,46 @@ pub(crate) async fn authorize(
         .into_authorization_manager()
         .ok_or_else(|| failed("the code exchange", "no authorized session"))?;
     Ok(Some(AuthClient::new(http.clone(), manager)))
+}
+
+/// Whether an issuer mismatch is a 2025-03-26 server's: metadata found at
+/// the MCP server's own origin (the expected issuer is that origin) naming
+/// an issuer on the same origin.
+fn legacy_issuer(url: &str, expected: &str, received: &str) -> bool {
+    let origin = |u: &str| reqwest::Url::parse(u).ok().map(|u| u.origin());
+    let (Some(server), Some(expected_origin), Some(received_origin)) =
+        (origin(url), origin(expected), origin(received))
+    else {
+        return false;
+    };
+    let root = reqwest::Url::parse(expected).is_ok_and(|u| u.path() == "/" || u.path().is_empty());
+    root && server == expected_origin && server == received_origin
+}
+
+/// The authorization server metadata a 2025-03-26 server serves at its
+/// origin's `/.well-known/oauth-authorization-server`.
+async fn legacy_metadata(
+    http: &reqwest::Client,
+    url: &str,
+    connection: &HttpConnection,
+) -> Result<rmcp::transport::auth::AuthorizationMetadata, ToolError> {
+    let mut well_known = reqwest::Url::parse(url).map_err(|e| failed("discovery", e))?;
+    well_known.set_path("/.well-known/oauth-authorization-server");
+    well_known.set_query(None);
+    let response = http
+        .get(well_known)
+        .headers(connection.header_map()?.into_iter().collect())
+        .send()
+        .await
+        .map_err(|e| failed("discovery", e))?;
+    if !response.status().is_success() {
+        return Err(failed(
+            "discovery",
+            format!("the server's metadata answered {}", response.status()),
+        ));
+    }
+    let body = response.bytes().await.map_err(|e| failed("discovery", e))?;
+    serde_json::from_slice(&body).map_err(|e| failed("discovery", e))
 }
 
 async fn challenge(

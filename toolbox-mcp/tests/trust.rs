@@ -633,3 +633,47 @@ async fn a_wrong_or_missing_token_is_refused_credentials_not_try_again_later() {
         "sunny"
     );
 }
+
+#[tokio::test]
+async fn a_listing_whose_ttl_expired_is_read_again() {
+    use std::sync::atomic::AtomicUsize;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // A bare server whose listings say they are good for one second.
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = listings.clone();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let (read, mut write) = tokio::io::split(server_side);
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let result = match request["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "cached", "version": "1"}
+                }),
+                Some("tools/list") => {
+                    let n = counted.fetch_add(1, Ordering::SeqCst);
+                    json!({"ttlMs": 1000, "tools": [{
+                        "name": format!("tool{n}"), "description": "A tool", "inputSchema": {"type": "object"}
+                    }]})
+                }
+                _ => continue,
+            };
+            let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+            write
+                .write_all(format!("{response}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+    });
+    let remote = McpToolBox::transport(client_side).connect().await.unwrap();
+    assert_eq!(names(&remote), ["tool0"]);
+    assert!(
+        eventually(|| names(&remote) == ["tool1"]).await,
+        "listed again once the listing expired: {:?}",
+        names(&remote)
+    );
+    assert_eq!(listings.load(Ordering::SeqCst), 2);
+}

@@ -67,7 +67,18 @@ pub(crate) struct Shared {
     tools: RwLock<Arc<Vec<Remote>>>,
     pins: Mutex<Pins>,
     list_timeout: Duration,
+    /// When the listing goes stale: the server's `ttlMs` hint (the
+    /// `2026-07-28` era's caching), at least [`MIN_TTL`] away.
+    expires: Mutex<Option<tokio::time::Instant>>,
 }
+
+/// The shortest time a listing is kept, whatever `ttlMs` says: a server
+/// cannot make its clients list in a loop.
+const MIN_TTL: Duration = Duration::from_secs(1);
+
+/// How often the reconnect watch looks at a listing's expiry when it has
+/// none to wait for.
+const EXPIRY_CHECK: Duration = Duration::from_secs(30);
 
 /// What [`McpConnect`] hands the box it makes.
 pub(crate) struct Settings {
@@ -333,15 +344,22 @@ impl Shared {
     /// Lists the tools again, within the listing limit, through the pins.
     async fn relist(&self, peer: &Peer<RoleClient>) -> Result<(), ToolError> {
         let limit = self.list_timeout;
-        let tools = tokio::time::timeout(limit, peer.list_all_tools())
+        let listed = tokio::time::timeout(limit, peer.list_all_tools_with_cache_hint())
             .await
             .map_err(|_| ToolError::Transport {
                 message: format!("the MCP server did not list its tools within {limit:?}"),
                 source: None,
             })?
             .map_err(service_error)?;
-        self.store(&tools);
+        self.store(&listed.items);
+        *self.expires.lock().unwrap_or_else(|p| p.into_inner()) = listed
+            .ttl_ms
+            .map(|ttl| tokio::time::Instant::now() + Duration::from_millis(ttl).max(MIN_TTL));
         Ok(())
+    }
+
+    fn expires(&self) -> Option<tokio::time::Instant> {
+        *self.expires.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A listing, through the pins, as the offered tools; the pins' events
@@ -419,6 +437,7 @@ impl McpToolBox {
             tools: RwLock::default(),
             pins: Mutex::new(pins),
             list_timeout: timeouts.list,
+            expires: Mutex::new(None),
         });
         let watcher = Watcher {
             shared: shared.clone(),
@@ -438,18 +457,30 @@ impl McpToolBox {
             let mut pins = shared.pins.lock().unwrap_or_else(|p| p.into_inner());
             pins.server = name.clone();
         }
-        let tools = peer.list_all_tools().await.map_err(service_error)?;
-        shared.store(&tools);
+        shared.relist(&peer).await?;
         let watch = {
             let shared = Arc::downgrade(&shared);
             let peer = peer.clone();
             let signal = reconnects.signal.clone();
             tokio::spawn(async move {
                 loop {
-                    signal.notified().await;
+                    let expires = match shared.upgrade() {
+                        Some(shared) => shared.expires(),
+                        None => break,
+                    };
+                    let wake = expires
+                        .unwrap_or_else(|| tokio::time::Instant::now() + EXPIRY_CHECK);
+                    tokio::select! {
+                        _ = signal.notified() => {}
+                        _ = tokio::time::sleep_until(wake) => {
+                            if expires.is_none() {
+                                continue;
+                            }
+                        }
+                    }
                     let Some(shared) = shared.upgrade() else { break };
                     match shared.relist(&peer).await {
-                        Ok(()) => tracing::info!(target: "toolbox::mcp", "MCP tools listed again after a reconnect"),
+                        Ok(()) => tracing::info!(target: "toolbox::mcp", "MCP tools listed again (a reconnect, or the listing expired)"),
                         Err(error) => tracing::warn!(target: "toolbox::mcp", error = %error.report(), "could not list the MCP tools again after a reconnect"),
                     }
                 }

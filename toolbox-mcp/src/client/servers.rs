@@ -243,10 +243,14 @@ pub struct Connected {
     failures: Vec<ServerFailure>,
 }
 
-/// See [`Connected`]: the servers that connected, merged.
+/// See [`Connected`]: the servers that connected, merged. Cloning is
+/// cheap and shares the sessions: register one clone in a `Registry`
+/// (`register_box(servers.clone(), "mcp")`) and keep one for
+/// [`servers`](McpServers::servers) and the system message.
+#[derive(Clone)]
 pub struct McpServers {
     servers: Vec<Arc<McpToolBox>>,
-    merged: MultiToolBox,
+    merged: Arc<MultiToolBox>,
 }
 
 impl McpServers {
@@ -479,7 +483,10 @@ impl Connected {
             message: format!("the MCP servers' tools cannot be merged: {e}"),
             source: None,
         })?;
-        Ok(McpServers { servers, merged })
+        Ok(McpServers {
+            servers,
+            merged: Arc::new(merged),
+        })
     }
 }
 
