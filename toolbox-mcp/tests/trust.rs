@@ -677,3 +677,27 @@ async fn a_listing_whose_ttl_expired_is_read_again() {
     );
     assert_eq!(listings.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn a_set_of_servers_registers_like_any_box_and_still_lists_its_servers() {
+    let docs = serve_http(
+        McpServer::new(Changing::new("Searches the docs."), "docs"),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let servers = McpServers::connect([docs.url()])
+        .await
+        .into_toolbox()
+        .unwrap();
+    let registry = toolbox_registry::Registry::new();
+    registry.register_box(servers.clone(), "mcp").unwrap();
+    let resolved = registry.resolve(["docs_weather@mcp"]).unwrap();
+    assert_eq!(
+        call(&resolved, "docs_weather", json!({"city": "Oslo"}))
+            .await
+            .content,
+        "sunny"
+    );
+    assert_eq!(servers.servers()[0].tools, ["docs_weather"]);
+}
