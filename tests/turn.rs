@@ -624,3 +624,65 @@ mod approval_cannot_be_skipped {
         assert_eq!(danger.runs.load(Ordering::SeqCst), 0);
     }
 }
+
+/// A key a model invents reaches the operator's log escaped, as every
+/// other model text does: a `\n` in it cannot forge a log line.
+#[test]
+fn a_models_key_is_logged_escaped_when_the_call_is_normalized() {
+    use std::io::Write;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let sink = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Odd {
+        /// A key with a line break in its name.
+        #[serde(rename = "a\nb", default)]
+        odd: i64,
+    }
+    let tools = toolbox::FnToolBox::new([toolbox::tool_fn(
+        "lookup",
+        "Looks a key up",
+        |args: Odd| async move { args.odd },
+    )])
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcomes = runtime.block_on(
+        TurnRunner::new(&tools)
+            .provider(Provider::OpenAiChat { strict: true })
+            .run(
+                vec![ToolCall::new("lookup", serde_json::json!({"a\nb": null}))],
+                &Context::new(),
+            ),
+    );
+    assert_eq!(outcomes.len(), 1);
+    let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("argument normalized"), "{log}");
+    assert!(
+        log.contains(r"change=`a\nb`: `null` taken as absent"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("a\nb"),
+        "a raw newline reached the log: {log}"
+    );
+}

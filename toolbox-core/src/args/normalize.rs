@@ -147,7 +147,9 @@ impl<'s> Normalizer<'s> {
             let declared: Vec<&Map<String, Value>> = every()
                 .filter(|view| property(view, &key).is_some())
                 .collect();
-            let at = crate::path::join(path, &key);
+            // The key is the model's text: written as every echoed model
+            // text is (control characters escaped, cut when long).
+            let at = crate::path::join(path, &crate::echo::echo(&key));
             if map.get(&key).is_some_and(Value::is_null) {
                 let required_by_all = views.all.iter().any(|view| requires(view, &key));
                 let optional_somewhere = declared.iter().any(|view| !requires(view, &key));
@@ -397,6 +399,19 @@ mod tests {
     fn changed(schema: Value, dialect: Dialect, mut value: Value) -> (Value, Vec<String>) {
         let changes = normalize(&schema, dialect, &mut value);
         (value, changes.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn a_models_key_is_written_escaped() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a\nb": {"type": "integer"}},
+            "additionalProperties": false
+        });
+        let (_, changes) = changed(schema.clone(), Dialect::OpenAiStrict, json!({"a\nb": null}));
+        assert_eq!(changes, ["`a\\nb`: `null` taken as absent"]);
+        let (_, changes) = changed(schema, Dialect::GeminiParameters, json!({"x\ry\u{7}": 1}));
+        assert_eq!(changes, ["`x\\ry\\u0007`: undeclared key dropped"]);
     }
 
     #[test]
