@@ -285,6 +285,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     eprintln!("serving the conformance tools at {}", server.url());
     tokio::signal::ctrl_c().await?;
-    server.shutdown().await;
+    server.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(())
 }

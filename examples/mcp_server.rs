@@ -80,6 +80,22 @@ fn tools() -> Result<MultiToolBox, DefinitionError> {
         .build()
 }
 
+/// Ctrl-C, or SIGTERM where there is one.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
@@ -119,8 +135,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 None => serve_http(server, address).await?,
             };
             eprintln!("serving MCP at {}", running.url());
-            tokio::signal::ctrl_c().await?;
-            running.shutdown().await;
+            // Ctrl-C or SIGTERM (a rolling restart): readiness turns "not
+            // ready", calls in flight get up to 10 s, then the sessions end.
+            running
+                .run_until(stop_signal(), std::time::Duration::from_secs(10))
+                .await;
+            eprintln!("shut down");
             Ok(())
         }
         Some(other) => {

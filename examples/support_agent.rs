@@ -234,6 +234,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("assistant: Your order #98765 was lost in transit; it has been refunded in full (49.90 EUR).");
 
     agent.close().await?;
-    kb_server.shutdown().await;
+    kb_server.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(())
 }

@@ -125,7 +125,10 @@ pub struct HttpOptions {
     pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_client: Option<usize>,
     pub(crate) idle_timeout: Duration,
+    pub(crate) readiness_path: Option<String>,
+    pub(crate) drain_delay: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) auth: Option<BearerAuth>,
 }
@@ -135,15 +138,20 @@ const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "h
 
 impl Default for HttpOptions {
     /// Loopback `Host`s and `Origin`s only (a request without `Origin`, as
-    /// non-browser clients send, passes); at most 1,000 sessions, each
-    /// ended after 5 minutes without a request; request bodies of at most
-    /// 4 MiB; no authentication.
+    /// non-browser clients send, passes); at most 1,000 sessions (the idle
+    /// one used longest ago makes room for a new one), 100 of them per
+    /// client, each ended after 5 minutes without a request; request bodies
+    /// of at most 4 MiB; no authentication; readiness at `/healthz`; no
+    /// drain delay.
     fn default() -> Self {
         HttpOptions {
             allowed_hosts: None,
             allowed_origins: LOCAL_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
             max_sessions: 1_000,
+            max_sessions_per_client: None,
             idle_timeout: Duration::from_secs(300),
+            readiness_path: Some("/healthz".to_owned()),
+            drain_delay: Duration::ZERO,
             max_body_bytes: 4 * 1024 * 1024,
             auth: None,
         }
@@ -166,9 +174,43 @@ impl HttpOptions {
         self
     }
 
-    /// At most `max` sessions at once; a new one past it is answered 503.
+    /// At most `max` sessions at once (≈ 57 KB each: 1,000 hold ≈ 57 MB).
+    /// At the cap, the session used longest ago that has no call in flight
+    /// is ended to make room (its next request is answered 404, and a
+    /// conforming client opens a new session); only when every session
+    /// has a call in flight is a new one answered 503 with `Retry-After`.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
+        self
+    }
+
+    /// At most `max` sessions held by one client (by default a tenth of
+    /// [`max_sessions`](HttpOptions::max_sessions), and at least 16 or the
+    /// cap itself when it is smaller): the
+    /// verified subject when [`bearer_auth`](HttpOptions::bearer_auth) is
+    /// set, else the peer's IP address. A session past it is answered 429
+    /// with `Retry-After`. Behind a proxy every client has the proxy's
+    /// address: authenticate, or raise this.
+    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = Some(max.max(1));
+        self
+    }
+
+    /// Where the readiness route answers `GET` (`/healthz` by default):
+    /// `200 {"status":"ready"}`, or `503 {"status":"shutting down"}` once a
+    /// shutdown begins. No authentication, off the MCP path. `None`: no
+    /// route.
+    pub fn readiness_path(mut self, path: Option<&str>) -> Self {
+        self.readiness_path = path.map(str::to_owned);
+        self
+    }
+
+    /// How long a shutdown keeps accepting connections after readiness
+    /// turns "not ready" (new sessions answered 503), so a load balancer's
+    /// probe sees it before connections are refused (none by default; a
+    /// probe period is usual).
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
         self
     }
 
@@ -191,6 +233,21 @@ impl HttpOptions {
         self.auth = Some(auth);
         self
     }
+}
+
+/// The answer to a request the endpoint does not admit, with a
+/// `Retry-After` (seconds) where waiting helps.
+pub(crate) fn refusal_after(
+    status: u16,
+    retry_after: u64,
+    message: &str,
+) -> axum::response::Response {
+    let mut response = refusal(status, None, message);
+    response.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from(retry_after),
+    );
+    response
 }
 
 /// The answer to a request the endpoint does not admit.

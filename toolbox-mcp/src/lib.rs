@@ -21,6 +21,7 @@ mod log;
 mod oauth;
 mod progress;
 mod server;
+mod service;
 
 /// The rmcp crate this one is built on, for its [`ClientHandler`](rmcp::ClientHandler)
 /// (what [`McpConnect::handler`] takes) and its model types.

@@ -13,12 +13,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use toolbox_core::{
     CancellationToken, Context, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler,
+    ToolResponse,
 };
 
 use crate::convert::{to_result, to_tool};
 use crate::http::{HttpOptions, McpCaller};
 use crate::log::{McpLog, Threshold};
 use crate::progress::{McpProgress, Progress};
+use crate::service::{CallLimits, CallSlot, ServeState, Sessions};
 
 /// A served call's MCP `_meta` (the request's metadata object: a progress
 /// token, a trace id, whatever the client sent), injectable into a tool
@@ -374,6 +376,13 @@ pub struct McpServer<B> {
     /// The log level this server's client set (each HTTP session has a
     /// server of its own).
     threshold: Threshold,
+    /// How calls are bounded.
+    limits: CallLimits,
+    /// What every clone shares: calls in flight, the shutdown deadline.
+    state: Arc<ServeState>,
+    /// This clone's calls in flight (its session's, over stdio or a
+    /// transport without a session table).
+    own_calls: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
@@ -386,7 +395,34 @@ impl<B: ToolBox + 'static> McpServer<B> {
             instructions: None,
             peers: Arc::default(),
             threshold: Threshold::default(),
+            limits: CallLimits::default(),
+            state: Arc::default(),
+            own_calls: Arc::default(),
         }
+    }
+
+    /// Ends a call that runs longer than `limit` (300 s by default): the
+    /// tool's `Context` is cancelled, its future dropped, and the client
+    /// reads "the tool did not finish within …" as the call's error.
+    pub fn call_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.limits.call_timeout = limit;
+        self
+    }
+
+    /// `tool`'s own limit, in place of [`call_timeout`](McpServer::call_timeout).
+    pub fn tool_timeout(mut self, tool: impl Into<String>, limit: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.limits.tool_timeouts).insert(tool.into(), limit);
+        self
+    }
+
+    /// At most `per_session` calls in flight in one session (32 by
+    /// default) and `total` in all (512): a call past either is refused
+    /// at once with JSON-RPC error -32000 saying which limit, and runs
+    /// nothing.
+    pub fn max_calls_in_flight(mut self, per_session: usize, total: usize) -> Self {
+        self.limits.per_session = per_session.max(1);
+        self.limits.total = total.max(1);
+        self
     }
 
     /// Sends `text` as the initialize result's `instructions`: how to use
@@ -463,6 +499,15 @@ impl<B: ToolBox + 'static> McpServer<B> {
                 key: None,
             })
     }
+}
+
+/// The request's `mcp-session-id`, over HTTP.
+fn session_id(request: &RequestContext<RoleServer>) -> Option<&str> {
+    request
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
 }
 
 /// The `_meta` keys of the `2026-07-28` era.
@@ -576,8 +621,12 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             name: self.name.clone(),
             instructions: self.instructions.clone(),
             peers: self.peers.clone(),
-            // A clone serves another client (an HTTP session): its own level.
+            // A clone serves another client (an HTTP session): its own level
+            // and its own calls.
             threshold: Threshold::default(),
+            limits: self.limits.clone(),
+            state: self.state.clone(),
+            own_calls: Arc::default(),
         }
     }
 }
@@ -700,7 +749,20 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
                 None,
             ));
         };
+        let session_calls = match (self.state.sessions.get(), session_id(&context)) {
+            (Some(sessions), Some(id)) => sessions.calls(id),
+            _ => self.own_calls.clone(),
+        };
+        let _slot = CallSlot::take(&self.state, session_calls, &self.limits).map_err(|busy| {
+            tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), reason = %busy.message(), "a call was refused");
+            ErrorData::new(
+                rmcp::model::ErrorCode(-32000),
+                busy.message(),
+                Some(busy.data()),
+            )
+        })?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let limit = self.limits.timeout_for(name);
         let call = self.toolbox.call(name, &arguments, &ctx, &self.handler);
         tokio::pin!(call);
         let response = tokio::select! {
@@ -711,6 +773,21 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
                 cancel.cancel();
                 let _ = call.await;
                 return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+            () = tokio::time::sleep(limit) => {
+                // The server's limit: the tool is told (its Context), its
+                // future dropped (the lifecycle ends it as cancelled), the
+                // client reads why.
+                cancel.cancel();
+                tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), ?limit, "a call passed the server's limit");
+                ToolResponse::error(ToolError::TimedOut { after: limit }.model_message())
+            }
+            () = self.state.deadline.cancelled() => {
+                cancel.cancel();
+                return Err(ErrorData::internal_error(
+                    "the server is shutting down: the call was cancelled before it finished; call again",
+                    None,
+                ));
             }
         };
         flush(reports).await;
@@ -760,11 +837,19 @@ impl<B: ToolBox + 'static> McpServer<B> {
     }
 }
 
-/// A box served over Streamable HTTP at `/mcp`; stops when dropped or
-/// [`shutdown`](HttpServer::shutdown).
+/// A box served over Streamable HTTP at `/mcp`; stops when dropped, or
+/// gracefully with [`shutdown`](HttpServer::shutdown) or
+/// [`run_until`](HttpServer::run_until).
 pub struct HttpServer {
     address: std::net::SocketAddr,
+    /// Ends rmcp's sessions and streams.
     stop: tokio_util::sync::CancellationToken,
+    /// Stops accepting connections.
+    accepting: tokio_util::sync::CancellationToken,
+    state: Arc<ServeState>,
+    sessions: Arc<Sessions>,
+    manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    drain_delay: std::time::Duration,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -779,17 +864,86 @@ impl HttpServer {
         format!("http://{}/mcp", self.address)
     }
 
-    /// Stops accepting, ends the sessions, and waits for the server task.
-    pub async fn shutdown(mut self) {
+    /// How many sessions the endpoint holds now (never more than
+    /// [`HttpOptions::max_sessions`]).
+    pub async fn session_count(&self) -> usize {
+        self.manager.sessions.read().await.len()
+    }
+
+    /// How many calls are in flight now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.state.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Shuts down gracefully within `deadline`: readiness turns "not
+    /// ready" and new sessions are refused (503) at once; after the
+    /// [drain delay](HttpOptions::drain_delay) new connections are refused;
+    /// calls in flight finish, or at the deadline are cancelled with an
+    /// error their clients read ("the server is shutting down …"), never a
+    /// dropped connection; then the sessions end and the server task is
+    /// awaited.
+    pub async fn shutdown(mut self, deadline: std::time::Duration) {
+        use std::sync::atomic::Ordering;
+        let started = tokio::time::Instant::now();
+        self.sessions.draining.store(true, Ordering::SeqCst);
+        tracing::info!(target: "toolbox::mcp", ?deadline, calls = self.calls_in_flight(), "shutting down: not ready");
+        tokio::time::sleep(self.drain_delay.min(deadline)).await;
+        self.accepting.cancel();
+        let state = self.state.clone();
+        let drained = async move {
+            loop {
+                let idle = state.idle.notified();
+                if state.calls.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                idle.await;
+            }
+        };
+        tokio::pin!(drained);
+        if tokio::time::timeout_at(started + deadline, &mut drained)
+            .await
+            .is_err()
+        {
+            tracing::warn!(target: "toolbox::mcp", calls = self.calls_in_flight(), "shutdown deadline: cancelling the calls in flight");
+            self.state.deadline.cancel();
+            // The cancelled calls answer their clients before the sessions end.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), &mut drained).await;
+        }
+        // Let the last answers leave before their streams close.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         self.stop.cancel();
         if let Some(task) = self.task.take() {
-            let _ = task.await;
+            let abort = task.abort_handle();
+            if tokio::time::timeout(std::time::Duration::from_secs(5), task)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
         }
+        tracing::info!(target: "toolbox::mcp", "shut down");
+    }
+
+    /// Serves until `signal` resolves (`tokio::signal::ctrl_c()`, a
+    /// SIGTERM stream's `recv()`), then [shuts down](HttpServer::shutdown)
+    /// within `deadline`; resolves when the server is down.
+    ///
+    /// ```no_run
+    /// # async fn run(server: toolbox_mcp::HttpServer) {
+    /// server
+    ///     .run_until(tokio::signal::ctrl_c(), std::time::Duration::from_secs(30))
+    ///     .await;
+    /// # }
+    /// ```
+    pub async fn run_until<F: std::future::Future>(self, signal: F, deadline: std::time::Duration) {
+        let _ = signal.await;
+        self.shutdown(deadline).await;
     }
 }
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
+        self.accepting.cancel();
         self.stop.cancel();
     }
 }
@@ -797,8 +951,9 @@ impl Drop for HttpServer {
 /// Serves `toolbox` over Streamable HTTP on `address` (use `127.0.0.1:0`
 /// for a free local port), as [`serve_http_with`] does with
 /// [`HttpOptions::default`]: loopback `Host`s and `Origin`s only, at most
-/// 1,000 sessions, each ended after 5 minutes without a request. Sessions
-/// and both protocol eras come from rmcp.
+/// 1,000 sessions (100 per client; an idle one makes room), each ended
+/// after 5 minutes without a request, readiness at `/healthz`. Sessions and
+/// both protocol eras come from rmcp.
 pub async fn serve_http<B: ToolBox + 'static>(
     server: McpServer<B>,
     address: impl tokio::net::ToSocketAddrs,
@@ -808,14 +963,15 @@ pub async fn serve_http<B: ToolBox + 'static>(
 
 /// Serves `toolbox` over Streamable HTTP on `address`, admitting what
 /// `options` say: the `Host`s and browser `Origin`s allowed (403 for
-/// others), how many sessions and for how long (503 past the cap), and
+/// others), how many sessions in all and per client and for how long (an
+/// idle session makes room at the cap; 429 past a client's share), and
 /// with [`HttpOptions::bearer_auth`] only callers whose bearer token the
 /// verifier accepts (401 with a `WWW-Authenticate` challenge naming the
 /// protected-resource metadata, which is served at
 /// `/.well-known/oauth-protected-resource[/mcp]`; 403 `insufficient_scope`).
 /// The verified caller is in each call's `Context` as [`McpCaller`].
 pub async fn serve_http_with<B: ToolBox + 'static>(
-    server: McpServer<B>,
+    mut server: McpServer<B>,
     address: impl tokio::net::ToSocketAddrs,
     options: HttpOptions,
 ) -> std::io::Result<HttpServer> {
@@ -824,6 +980,13 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let stop = tokio_util::sync::CancellationToken::new();
+    let accepting = tokio_util::sync::CancellationToken::new();
+    let sessions = Arc::new(Sessions::default());
+    // This endpoint's own counts and deadline (a server served twice
+    // counts each endpoint apart).
+    let state = Arc::new(ServeState::default());
+    let _ = state.sessions.set(sessions.clone());
+    server.state = state.clone();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.idle_timeout);
     let manager = Arc::new(manager);
@@ -848,11 +1011,16 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         .map(|auth| metadata_url(&auth.resource))
         .unwrap_or_default();
     let guard = Arc::new(Guard {
-        manager,
+        manager: manager.clone(),
         max_sessions: options.max_sessions,
+        max_per_client: options
+            .max_sessions_per_client
+            .unwrap_or((options.max_sessions / 10).max(options.max_sessions.min(16))),
         opening: std::sync::atomic::AtomicUsize::new(0),
         auth: options.auth.clone(),
         metadata_url,
+        sessions: sessions.clone(),
+        readiness: options.readiness_path.clone(),
     });
     let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(auth) = options.auth {
@@ -876,7 +1044,7 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
                 axum::routing::get(serve),
             );
     }
-    let shutdown = stop.clone();
+    let shutdown = accepting.clone();
     // Answers go out as soon as they are written: without TCP_NODELAY a
     // client that keeps its connection (httpx, reqwest's pool) waits for
     // its own delayed ACK (~40 ms) between the response's head and body.
@@ -886,26 +1054,38 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     });
     let task = tokio::spawn(async move {
         let admitted = Admitted { router, guard };
-        let _ = axum::serve(listener, axum::ServiceExt::into_make_service(admitted))
-            .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-            .await;
+        let _ = axum::serve(
+            listener,
+            axum::ServiceExt::into_make_service_with_connect_info::<std::net::SocketAddr>(admitted),
+        )
+        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        .await;
     });
     Ok(HttpServer {
         address: local,
         stop,
+        accepting,
+        state,
+        sessions,
+        manager,
+        drain_delay: options.drain_delay,
         task: Some(task),
     })
 }
 
-/// What the endpoint checks before rmcp sees a request.
+/// What the endpoint checks before rmcp sees a request: the bearer token,
+/// the session caps (all clients', each client's), readiness.
 struct Guard {
     manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
     max_sessions: usize,
+    max_per_client: usize,
     /// Requests that may open a session and have not been answered yet:
     /// counted with the sessions, so concurrent ones cannot pass the cap.
     opening: std::sync::atomic::AtomicUsize,
     auth: Option<crate::http::BearerAuth>,
     metadata_url: String,
+    sessions: Arc<Sessions>,
+    readiness: Option<String>,
 }
 
 /// Where the protected-resource metadata of `resource` is (RFC 9728: the
@@ -946,6 +1126,7 @@ enum Admission {
             >,
         >,
     ),
+    Ready(Option<axum::response::Response>),
 }
 
 impl std::future::Future for Admission {
@@ -955,10 +1136,13 @@ impl std::future::Future for Admission {
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        // Both variants are `Unpin` (the router's future is, the other is a box).
+        // Every variant is `Unpin` (the router's future is, the other is a box).
         match self.get_mut() {
             Admission::Direct(future) => std::pin::Pin::new(future).poll(cx),
             Admission::Checked(future) => future.as_mut().poll(cx),
+            Admission::Ready(response) => std::task::Poll::Ready(Ok(response
+                .take()
+                .unwrap_or_else(|| crate::http::refusal(500, None, "polled twice")))),
         }
     }
 }
@@ -977,11 +1161,23 @@ impl tower_service::Service<axum::extract::Request> for Admitted {
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Admission {
-        let opens_session = request.method() == axum::http::Method::POST
-            && !request.headers().contains_key("mcp-session-id");
+        use std::sync::atomic::Ordering;
+        let path = request.uri().path();
+        if self.guard.readiness.as_deref() == Some(path)
+            && request.method() == axum::http::Method::GET
+        {
+            return Admission::Ready(Some(readiness(
+                !self.guard.sessions.draining.load(Ordering::SeqCst),
+            )));
+        }
+        let session = request.headers().get("mcp-session-id");
+        if let Some(id) = session.and_then(|v| v.to_str().ok()) {
+            self.guard.sessions.touch(id);
+        }
+        let opens_session = request.method() == axum::http::Method::POST && session.is_none();
         // The protected-resource metadata is public: it is how a client
         // learns where to get a token.
-        let public = request.uri().path().starts_with("/.well-known/");
+        let public = path.starts_with("/.well-known/");
         if public || (self.guard.auth.is_none() && !opens_session) {
             return Admission::Direct(self.router.call(request));
         }
@@ -992,12 +1188,46 @@ impl tower_service::Service<axum::extract::Request> for Admitted {
     }
 }
 
+/// The readiness route's answer.
+fn readiness(ready: bool) -> axum::response::Response {
+    let (status, text) = if ready {
+        (axum::http::StatusCode::OK, r#"{"status":"ready"}"#)
+    } else {
+        (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            r#"{"status":"shutting down"}"#,
+        )
+    };
+    let mut response = axum::response::Response::new(axum::body::Body::from(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Who a request is from, for the per-client cap: the verified subject,
+/// else the peer's IP address.
+fn client_of(request: &axum::extract::Request) -> String {
+    if let Some(caller) = request.extensions().get::<McpCaller>() {
+        return format!("subject:{}", caller.subject);
+    }
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| format!("address:{}", info.0.ip()))
+        .unwrap_or_default()
+}
+
 async fn admit(
     guard: Arc<Guard>,
     mut router: axum::Router,
     mut request: axum::extract::Request,
     opens_session: bool,
 ) -> axum::response::Response {
+    use rmcp::transport::streamable_http_server::session::SessionManager as _;
+    use std::sync::atomic::Ordering;
     use tower_service::Service as _;
     let mut next = |request| {
         let answer = router.call(request);
@@ -1024,18 +1254,53 @@ async fn admit(
     if !opens_session {
         return next(request).await;
     }
-    use std::sync::atomic::Ordering;
-    let opening = guard.opening.fetch_add(1, Ordering::SeqCst);
-    if guard.manager.sessions.read().await.len() + opening >= guard.max_sessions {
-        guard.opening.fetch_sub(1, Ordering::SeqCst);
-        tracing::warn!(target: "toolbox::mcp", max = guard.max_sessions, "a new session was refused: the cap is reached");
-        return crate::http::refusal(
+    if guard.sessions.draining.load(Ordering::SeqCst) {
+        return crate::http::refusal_after(
             503,
-            None,
-            "the server holds as many sessions as it may; try again later",
+            1,
+            "the server is shutting down; connect again (another instance will answer)",
         );
+    }
+    let client = client_of(&request);
+    {
+        let live = guard.manager.sessions.read().await;
+        guard.sessions.retain_live(|id| live.contains_key(id));
+    }
+    if guard.sessions.held_by(&client) >= guard.max_per_client {
+        tracing::warn!(target: "toolbox::mcp", client = %toolbox_core::args::echo(&client), max = guard.max_per_client, "a new session was refused: the client holds its share");
+        return crate::http::refusal_after(
+            429,
+            30,
+            &format!(
+                "this client holds {} sessions, its share of this server; end one (DELETE) or reuse it",
+                guard.max_per_client
+            ),
+        );
+    }
+    let opening = guard.opening.fetch_add(1, Ordering::SeqCst);
+    while guard.manager.sessions.read().await.len() + opening >= guard.max_sessions {
+        // Room is made: the idle session used longest ago ends (its next
+        // request is answered 404, and its client opens a new one).
+        let Some(id) = guard.sessions.evict_idle() else {
+            guard.opening.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!(target: "toolbox::mcp", max = guard.max_sessions, "a new session was refused: every session has a call in flight");
+            return crate::http::refusal_after(
+                503,
+                5,
+                "the server holds as many sessions as it may, each with a call in flight; try again shortly",
+            );
+        };
+        tracing::info!(target: "toolbox::mcp", max = guard.max_sessions, "the idle session used longest ago was ended to make room");
+        let _ = guard.manager.close_session(&Arc::from(id.as_str())).await;
     }
     let response = next(request).await;
     guard.opening.fetch_sub(1, Ordering::SeqCst);
+    if let Some(id) = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        guard.sessions.opened(id.to_owned(), client);
+    }
     response
 }

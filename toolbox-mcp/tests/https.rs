@@ -86,7 +86,7 @@ async fn mcp_tool_box_speaks_https_to_a_server_it_trusts() {
         .await;
     assert_eq!(response.content, "pong");
     remote.close().await.unwrap();
-    server.shutdown().await;
+    server.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
 #[test]

@@ -184,7 +184,7 @@ async fn the_same_over_streamable_http() {
         ("no station 3", true)
     );
     remote.close().await.unwrap();
-    server.shutdown().await;
+    server.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
@@ -207,7 +207,7 @@ async fn a_foreign_host_header_is_refused() {
     let status = answer.lines().next().unwrap_or_default().to_owned();
     assert!(!status.contains(" 200 "), "{status}");
     assert!(status.starts_with("HTTP/1.1 4"), "{status}");
-    server.shutdown().await;
+    server.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
 #[tokio::test]

@@ -265,7 +265,7 @@ async fn a_restarted_server_is_listed_again_through_the_pin_file() {
     );
 
     // The server restarts with a breaking schema.
-    first.shutdown().await;
+    first.shutdown(std::time::Duration::from_secs(5)).await;
     let second = serve_http(
         McpServer::new(
             Changing(Arc::new(RwLock::new(weather(HONEST, true)))),
@@ -299,7 +299,7 @@ async fn a_restarted_server_is_listed_again_through_the_pin_file() {
     );
 
     // Down: a call fails at once and says so; back: the same box works.
-    second.shutdown().await;
+    second.shutdown(std::time::Duration::from_secs(5)).await;
     let started = Instant::now();
     let down = call(&remote, "weather", json!({"city": "Oslo", "units": "C"})).await;
     assert!(down.is_error);

@@ -1,0 +1,311 @@
+//! A served endpoint as a service: one client's share of the sessions,
+//! calls bounded in time and number, graceful shutdown with readiness.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolbox_core::{tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolResponse};
+use toolbox_mcp::{
+    serve_http, serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpToolBox,
+    Rejected, Timeouts,
+};
+
+/// `slow` answers after `ms` milliseconds, `hang` never, `ping` at once.
+fn tools() -> impl ToolBox {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Wait {
+        ms: u64,
+    }
+    FnToolBox::new([
+        tool_fn("slow", "Answers after a while", |w: Wait| async move {
+            tokio::time::sleep(Duration::from_millis(w.ms)).await;
+            "done"
+        }),
+        tool_fn("hang", "Never answers", |_: ()| async {
+            std::future::pending::<()>().await;
+            "never"
+        }),
+        tool_fn("ping", "Answers", |_: ()| async { "pong" }),
+    ])
+    .unwrap()
+}
+
+async fn call(remote: &McpToolBox, name: &str, arguments: serde_json::Value) -> ToolResponse {
+    remote
+        .call(name, &arguments, &Context::new(), &ToolHandler::empty())
+        .await
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+
+/// POSTs an initialize with `token`: the status and the `Retry-After`.
+async fn initialize(url: &str, token: &str) -> (u16, Option<String>) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (response.status().as_u16(), retry)
+}
+
+fn subjects(token: &str) -> Result<McpCaller, Rejected> {
+    Ok(McpCaller {
+        subject: token.to_owned(),
+        ..McpCaller::default()
+    })
+}
+
+#[tokio::test]
+async fn one_client_holds_its_share_and_the_others_are_served() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "shared"),
+        "127.0.0.1:0",
+        HttpOptions::default()
+            .max_sessions_per_client(5)
+            .bearer_auth(BearerAuth::new(
+                subjects,
+                "http://127.0.0.1/mcp",
+                Vec::<String>::new(),
+            )),
+    )
+    .await
+    .unwrap();
+    for _ in 0..5 {
+        assert_eq!(initialize(&server.url(), "mallory").await.0, 200);
+    }
+    assert_eq!(
+        initialize(&server.url(), "mallory").await,
+        (429, Some("30".to_owned())),
+        "over its share"
+    );
+    let remote = McpToolBox::http(server.url())
+        .bearer("alice")
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(call(&remote, "ping", json!({})).await.content, "pong");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_every_session_is_busy_a_new_one_waits() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "busy"),
+        "127.0.0.1:0",
+        HttpOptions::default()
+            .max_sessions(2)
+            .max_sessions_per_client(10),
+    )
+    .await
+    .unwrap();
+    let mut remotes = Vec::new();
+    for _ in 0..2 {
+        let remote = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
+        let running = remote.clone();
+        tokio::spawn(async move { call(&running, "hang", json!({})).await });
+        remotes.push(remote);
+    }
+    let mut answer = (0, None);
+    for _ in 0..100 {
+        answer = initialize(&server.url(), "-").await;
+        if answer.0 == 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(answer, (503, Some("5".to_owned())));
+    drop(remotes);
+    server.shutdown(Duration::from_millis(100)).await;
+}
+
+#[tokio::test]
+async fn a_call_past_the_servers_limit_ends_and_the_others_go_on() {
+    let server = serve_http(
+        McpServer::new(tools(), "limited")
+            .call_timeout(Duration::from_millis(300))
+            .tool_timeout("slow", Duration::from_secs(5)),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let remote = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
+    let hanging = remote.clone();
+    let started = Instant::now();
+    let hung = tokio::spawn(async move { call(&hanging, "hang", json!({})).await });
+    // The server answers other calls meanwhile.
+    assert_eq!(call(&remote, "ping", json!({})).await.content, "pong");
+    let hung = hung.await.unwrap();
+    let took = started.elapsed();
+    assert!(hung.is_error);
+    assert_eq!(hung.content, "the tool did not finish within 300ms");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    // `slow`'s own limit is longer than the server's.
+    assert_eq!(
+        call(&remote, "slow", json!({"ms": 500})).await.content,
+        "done"
+    );
+    assert_eq!(
+        server.calls_in_flight(),
+        0,
+        "the dropped call gave its place back"
+    );
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_the_in_flight_caps_are_refused_with_the_documented_error() {
+    let server = serve_http(
+        McpServer::new(tools(), "capped").max_calls_in_flight(2, 3),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let one = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
+    for _ in 0..2 {
+        let running = one.clone();
+        tokio::spawn(async move { call(&running, "hang", json!({})).await });
+    }
+    let mut refused = ToolResponse::text("");
+    for _ in 0..100 {
+        refused = call(&one, "ping", json!({})).await;
+        if refused.is_error {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        refused.content,
+        "MCP error -32000: too many calls in flight: this session already has 2, the server's limit per session; wait for one to finish"
+    );
+    // Another session has room, until the server's total is reached.
+    let two = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
+    assert_eq!(call(&two, "ping", json!({})).await.content, "pong");
+    let running = two.clone();
+    tokio::spawn(async move { call(&running, "hang", json!({})).await });
+    let mut refused = ToolResponse::text("");
+    for _ in 0..100 {
+        refused = call(&two, "ping", json!({})).await;
+        if refused.is_error {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        refused.content,
+        "MCP error -32000: too many calls in flight: the server already runs 3, its limit; try again shortly"
+    );
+    server.shutdown(Duration::from_millis(100)).await;
+}
+
+async fn status(url: &str) -> Result<(u16, String), reqwest::Error> {
+    let response = reqwest::Client::new().get(url).send().await?;
+    let code = response.status().as_u16();
+    Ok((code, response.text().await?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_lets_the_call_in_flight_finish_and_turns_not_ready_first() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "rolling"),
+        "127.0.0.1:0",
+        HttpOptions::default().drain_delay(Duration::from_millis(400)),
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    let healthz = format!("http://{address}/healthz");
+    assert_eq!(
+        status(&healthz).await.unwrap(),
+        (200, r#"{"status":"ready"}"#.to_owned())
+    );
+    let remote = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
+    let running = remote.clone();
+    let slow = tokio::spawn(async move { call(&running, "slow", json!({"ms": 800})).await });
+    while server.calls_in_flight() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(5)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Draining: not ready, and a new session is refused with a hint.
+    assert_eq!(
+        status(&healthz).await.unwrap(),
+        (503, r#"{"status":"shutting down"}"#.to_owned())
+    );
+    assert_eq!(
+        initialize(&format!("http://{address}/mcp"), "-").await,
+        (503, Some("1".to_owned()))
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // After the drain delay: new connections are refused.
+    assert!(
+        tokio::net::TcpStream::connect(address).await.is_err(),
+        "a new connection is refused"
+    );
+    let answered = slow.await.unwrap();
+    assert_eq!(answered.content, "done", "the call in flight finished");
+    tokio::time::timeout(Duration::from_secs(10), shutdown)
+        .await
+        .expect("the shutdown resolves")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_deadline_the_client_is_told_not_dropped() {
+    let server = serve_http(McpServer::new(tools(), "hurried"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let remote = Arc::new(
+        McpToolBox::http(server.url())
+            .timeouts(Timeouts::default().call(Duration::from_secs(20)))
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let running = remote.clone();
+    let slow = tokio::spawn(async move { call(&running, "slow", json!({"ms": 10_000})).await });
+    while server.calls_in_flight() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    server.shutdown(Duration::from_millis(300)).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let answered = slow.await.unwrap();
+    assert!(answered.is_error);
+    assert_eq!(
+        answered.content,
+        "MCP error -32603: the server is shutting down: the call was cancelled before it finished; call again"
+    );
+}
+
+#[tokio::test]
+async fn run_until_a_signal_shuts_down() {
+    let server = serve_http(McpServer::new(tools(), "signalled"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let address = server.local_addr();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run_until(rx, Duration::from_secs(1)));
+    assert_eq!(
+        status(&format!("http://{address}/healthz"))
+            .await
+            .unwrap()
+            .0,
+        200
+    );
+    tx.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("resolves once signalled")
+        .unwrap();
+    assert!(tokio::net::TcpStream::connect(address).await.is_err());
+}
