@@ -22,6 +22,7 @@ mod oauth;
 mod progress;
 mod server;
 mod service;
+mod telemetry;
 
 /// The rmcp crate this one is built on, for its [`ClientHandler`](rmcp::ClientHandler)
 /// (what [`McpConnect::handler`] takes) and its model types.

@@ -383,6 +383,28 @@ pub struct McpServer<B> {
     /// This clone's calls in flight (its session's, over stdio or a
     /// transport without a session table).
     own_calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// This clone's session, for `mcp.server.session.duration`.
+    clock: Arc<SessionClock>,
+}
+
+/// When a served session began; its duration is recorded when the session
+/// (the clone of the server that serves it) ends.
+#[derive(Default)]
+struct SessionClock {
+    began: Mutex<Option<(std::time::Instant, Option<String>, &'static str)>>,
+}
+
+impl Drop for SessionClock {
+    fn drop(&mut self) {
+        if let Some((began, protocol, transport)) = self
+            .began
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            crate::telemetry::server_session(began.elapsed(), protocol.as_deref(), transport);
+        }
+    }
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
@@ -398,6 +420,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
             limits: CallLimits::default(),
             state: Arc::default(),
             own_calls: Arc::default(),
+            clock: Arc::default(),
         }
     }
 
@@ -627,6 +650,7 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             limits: self.limits.clone(),
             state: self.state.clone(),
             own_calls: Arc::default(),
+            clock: Arc::default(),
         }
     }
 }
@@ -662,6 +686,18 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some();
+        *self.clock.began.lock().unwrap_or_else(|p| p.into_inner()) = Some((
+            std::time::Instant::now(),
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.to_string()),
+            crate::telemetry::transport(over_http),
+        ));
         self.peers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -682,6 +718,71 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some();
+        let transport = crate::telemetry::transport(over_http);
+        let mut meta = context.meta.0 .0.clone();
+        if let Some(own) = &request.meta {
+            meta.extend(own.0 .0.clone());
+        }
+        let protocol = meta
+            .get(PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                context
+                    .peer
+                    .peer_info()
+                    .map(|info| info.protocol_version.to_string())
+            });
+        let span = crate::telemetry::server_span(
+            &tool,
+            &request_id(&context.id),
+            session_id(&context),
+            protocol.as_deref(),
+            transport,
+        );
+        crate::telemetry::continue_trace(&span, &meta);
+        let result = self
+            .call_tool_inner(request, context)
+            .instrument(span.clone())
+            .await;
+        let code;
+        let error = match &result {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                Some("tool_error")
+            }
+            Ok(_) => None,
+            Err(e) => {
+                code = e.code.0.to_string();
+                Some(code.as_str())
+            }
+        };
+        if let Some(kind) = error {
+            crate::telemetry::failed(&span, kind);
+        }
+        crate::telemetry::server_operation(
+            started.elapsed(),
+            &tool,
+            error,
+            protocol.as_deref(),
+            transport,
+        );
+        result
+    }
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    async fn call_tool_inner(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -816,6 +917,14 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             return Ok(result.into());
         }
         Ok(to_result(response, structured).into())
+    }
+}
+
+/// A JSON-RPC request id as the conventions write it.
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
     }
 }
 

@@ -793,43 +793,22 @@ impl ToolBox for McpToolBox {
                 tools.iter().map(|r| r.spec.name.as_str()),
             )));
         };
+        let span = crate::telemetry::client_span(name, &self.origin);
+        let started = std::time::Instant::now();
+        let call = self.remote_call(name, arguments, ctx, tools, index, span.clone());
         DispatchFuture::new(async move {
-            // A `null` for an optional property the server's schema does
-            // not let be `null` (OpenAI strict mode's "absent") is not sent.
-            let mut arguments = arguments.to_value()?.into_owned();
-            for change in normalize(&tools[index].spec.parameters, Dialect::Mcp, &mut arguments) {
-                tracing::debug!(target: "toolbox::mcp", tool = name, %change, "argument normalized");
+            use tracing::Instrument as _;
+            let result = call.instrument(span.clone()).await;
+            let error = match &result {
+                Ok(response) if response.is_error => Some("tool_error"),
+                Ok(_) => None,
+                Err(error) => Some(error.kind().as_str()),
+            };
+            if let Some(kind) = error {
+                crate::telemetry::failed(&span, kind);
             }
-            check(&tools[index], &arguments)?;
-            let map = match arguments {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            };
-            let mut params = CallToolRequestParams::new(name.to_owned());
-            params.arguments = Some(map);
-            let meta = match &self.meta {
-                Some(choose) => choose(ctx),
-                None => Map::new(),
-            };
-            if !meta.is_empty() {
-                params.meta = Some(RequestMetaObject(MetaObject(meta)));
-            }
-            // A caller that listens for progress gets the server's reports.
-            // Past the limit the request's future is dropped, which tells
-            // the server (`notifications/cancelled`); the session goes on.
-            let limit = self.call_timeout;
-            let call = async {
-                match ctx.extension::<McpProgress>() {
-                    Some(listener) if listener.is_wanted() => {
-                        self.call_listening(params, listener.clone()).await
-                    }
-                    _ => self.peer.call_tool(params).await.map_err(service_error),
-                }
-            };
-            let result = tokio::time::timeout(limit, call)
-                .await
-                .map_err(|_| ToolError::TimedOut { after: limit })??;
-            from_result(&result)
+            crate::telemetry::client_operation(started.elapsed(), name, error, &self.origin);
+            result
         })
     }
 
@@ -851,6 +830,62 @@ impl ToolBox for McpToolBox {
             }
             Ok(())
         })
+    }
+}
+
+impl McpToolBox {
+    /// One `tools/call` to the server, its arguments checked first.
+    async fn remote_call(
+        &self,
+        name: &str,
+        arguments: Arguments<'_>,
+        ctx: &Context,
+        tools: Arc<Vec<Remote>>,
+        index: usize,
+        span: tracing::Span,
+    ) -> Result<toolbox_core::ToolResponse, ToolError> {
+        {
+            // A `null` for an optional property the server's schema does
+            // not let be `null` (OpenAI strict mode's "absent") is not sent.
+            let mut arguments = arguments.to_value()?.into_owned();
+            for change in normalize(&tools[index].spec.parameters, Dialect::Mcp, &mut arguments) {
+                tracing::debug!(target: "toolbox::mcp", tool = name, %change, "argument normalized");
+            }
+            check(&tools[index], &arguments)?;
+            let map = match arguments {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let mut params = CallToolRequestParams::new(name.to_owned());
+            params.arguments = Some(map);
+            let mut meta = match &self.meta {
+                Some(choose) => choose(ctx),
+                None => Map::new(),
+            };
+            // The server continues this call's trace (W3C trace context).
+            if let Some(parent) = crate::telemetry::traceparent(&span) {
+                meta.entry("traceparent").or_insert(Value::String(parent));
+            }
+            if !meta.is_empty() {
+                params.meta = Some(RequestMetaObject(MetaObject(meta)));
+            }
+            // A caller that listens for progress gets the server's reports.
+            // Past the limit the request's future is dropped, which tells
+            // the server (`notifications/cancelled`); the session goes on.
+            let limit = self.call_timeout;
+            let call = async {
+                match ctx.extension::<McpProgress>() {
+                    Some(listener) if listener.is_wanted() => {
+                        self.call_listening(params, listener.clone()).await
+                    }
+                    _ => self.peer.call_tool(params).await.map_err(service_error),
+                }
+            };
+            let result = tokio::time::timeout(limit, call)
+                .await
+                .map_err(|_| ToolError::TimedOut { after: limit })??;
+            from_result(&result)
+        }
     }
 }
 
