@@ -13,9 +13,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbox::mcp::{
-    serve_http, serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, Rejected,
-};
+use toolbox::mcp::{serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, Rejected};
 use toolbox::prelude::*;
 
 /// Two integers.
@@ -107,6 +105,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         Some("--stdio") | None => server.serve_stdio().await,
         Some("--http") => {
             let address = arguments.get(1).map_or("127.0.0.1:8765", String::as_str);
+            // `--drain MS`: on shutdown, readiness says "not ready" this
+            // long before connections are refused (a balancer's probe period).
+            let mut options = HttpOptions::default();
+            if let Some(at) = arguments.iter().position(|a| a == "--drain") {
+                let ms: u64 = arguments
+                    .get(at + 1)
+                    .and_then(|ms| ms.parse().ok())
+                    .ok_or("`--drain` needs a number of milliseconds")?;
+                options = options.drain_delay(std::time::Duration::from_millis(ms));
+            }
             // `--token T`: only callers that send `Authorization: Bearer T`.
             let running = match arguments.iter().position(|a| a == "--token") {
                 Some(at) => {
@@ -129,10 +137,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                         format!("http://{address}/mcp"),
                         Vec::<String>::new(),
                     );
-                    serve_http_with(server, address, HttpOptions::default().bearer_auth(auth))
-                        .await?
+                    serve_http_with(server, address, options.bearer_auth(auth)).await?
                 }
-                None => serve_http(server, address).await?,
+                None => serve_http_with(server, address, options).await?,
             };
             eprintln!("serving MCP at {}", running.url());
             // Ctrl-C or SIGTERM (a rolling restart): readiness turns "not

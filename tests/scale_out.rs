@@ -111,6 +111,38 @@ fn upstreams(log: &Path, port: u16) -> std::collections::BTreeMap<String, usize>
     counts
 }
 
+/// `mcp_server --http` on `port`, logging to `log`; on SIGTERM it says
+/// "not ready" for 300 ms, then refuses connections and lets its calls finish.
+fn start_server(port: u16, log: &Path) -> Child {
+    Command::new(example("mcp_server"))
+        .args(["--http", &format!("127.0.0.1:{port}"), "--drain", "300"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("the mcp_server example is built (cargo test --features mcp)")
+}
+
+/// The readiness route's status on `port`, or 0 when nothing answers.
+fn readiness(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return 0;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 #[ignore = "needs nginx and the Python SDK: run scripts/scale_out (.ci/run does)"]
 fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
@@ -135,13 +167,7 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
         .map(|i| {
             let port = free_port();
             let log = dir.join(format!("server-{i}.log"));
-            let child = Command::new(example("mcp_server"))
-                .args(["--http", &format!("127.0.0.1:{port}")])
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("the mcp_server example is built (cargo test --features mcp)");
-            children.0.push(child);
+            children.0.push(start_server(port, &log));
             (port, log)
         })
         .collect();
@@ -156,13 +182,16 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
     let upstream = |name: &str, ports: &[u16], policy: &str| {
         let servers: String = ports
             .iter()
-            .map(|p| format!("    server 127.0.0.1:{p};\n"))
+            .map(|p| format!("    server 127.0.0.1:{p} max_fails=0;\n"))
             .collect();
         format!("  upstream {name} {{\n{policy}{servers}    keepalive 32;\n  }}\n")
     };
+    // A request refused by a process that is going away (connection
+    // refused or reset, 502, or its 503 "shutting down") was not run: nginx
+    // sends it to the other upstream, POSTs included.
     let location = |port: u16, name: &str| {
         format!(
-            "  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://{name};\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      proxy_buffering off;\n    }}\n  }}\n"
+            "  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://{name};\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      proxy_buffering off;\n      proxy_next_upstream error timeout http_502 http_503 non_idempotent;\n    }}\n  }}\n"
         )
     };
     let d = dir.display();
@@ -232,8 +261,48 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
         "one client address, one process: {added:?}"
     );
 
+    // A rolling restart of the first process during 2,000 stateless calls:
+    // SIGTERM (readiness turns "not ready", new requests answered 503, then
+    // connections refused; calls in flight finish), a new process on the
+    // same port, ready again. Every call is answered, by one process or
+    // the other.
+    let (port, old_log) = servers[0].clone();
+    let before = served(&old_log) + served(&servers[1].1);
+    let driver = {
+        let (python, url) = (python.clone(), url(both));
+        std::thread::spawn(move || drive(&python, &url, 2_000, 8, "2026-07-28"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while served(&old_log) + served(&servers[1].1) < before + 200 {
+        assert!(Instant::now() < deadline, "the calls never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = children.0[0].id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let mut saw_not_ready = false;
+    while children.0[0].try_wait().unwrap().is_none() {
+        saw_not_ready |= readiness(port) == 503;
+        assert!(Instant::now() < deadline, "the old process never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let new_log = dir.join("server-0-restarted.log");
+    children.0[0] = start_server(port, &new_log);
+    while readiness(port) != 200 {
+        assert!(Instant::now() < deadline, "the new process never got ready");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    driver
+        .join()
+        .expect("every call of the rolling restart was answered");
+    assert!(
+        saw_not_ready,
+        "readiness said \"not ready\" while it drained"
+    );
+    let after = served(&old_log) + served(&servers[1].1) + served(&new_log);
+    assert_eq!(after - before, 2_000, "each call answered once");
+
     println!(
-        "stateless through nginx: two processes {two:.0} calls/s, one process {single:.0} calls/s ({:.2}×)",
+        "stateless through nginx: two processes {two:.0} calls/s, one process {single:.0} calls/s ({:.2}×); a rolling restart lost no call",
         two / single
     );
     drop(children);
