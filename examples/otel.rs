@@ -6,11 +6,19 @@
 //! over OTLP/HTTP; they always go to an in-memory exporter, printed at the
 //! end.
 //!
-//! Run it with `cargo run --example otel`.
+//! With the feature `mcp-otel`, the same tools are also called through an
+//! MCP proxy (`McpToolBox` → `McpServer` over a stream pair): the client's
+//! `tools/call add` span, the server's `tools/call add` span (continuing the
+//! trace from `_meta.traceparent`) and the served `execute_tool add` span
+//! print with one trace id.
+//!
+//! Run it with `cargo run --example otel` (`--features mcp-otel` for the proxy).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use serde_json::json;
+#[cfg(feature = "mcp-otel")]
+use toolbox::mcp::McpServer;
 use toolbox::prelude::*;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -62,6 +70,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         println!("{name} -> {}", response.content);
     }
 
+    #[cfg(feature = "mcp-otel")]
+    {
+        use toolbox::mcp::rmcp::ServiceExt as _;
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let served = McpServer::new(tools, "calculator");
+        tokio::spawn(async move {
+            if let Ok(service) = served.serve(server_side).await {
+                let _ = service.waiting().await;
+            }
+        });
+        let proxy = toolbox::mcp::McpToolBox::transport(client_side)
+            .connect()
+            .await?;
+        let ctx = Context::new().with_call_id("call_3");
+        let response = proxy
+            .call("add", &json!({"a": 1, "b": 2}), &ctx, &handler)
+            .await;
+        println!("add through the MCP proxy -> {}", response.content);
+        proxy.close().await?;
+    }
+
     provider.force_flush()?;
     for span in memory.get_finished_spans()? {
         // The GenAI attributes (tracing-opentelemetry adds code and thread
@@ -70,16 +99,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .attributes
             .iter()
             .filter(|kv| {
-                kv.key.as_str().starts_with("gen_ai.") || kv.key.as_str().starts_with("error.")
+                let key = kv.key.as_str();
+                key.starts_with("gen_ai.") || key.starts_with("error.") || key.starts_with("mcp.")
             })
             .map(|kv| format!("{}={}", kv.key, kv.value))
             .collect();
         attributes.sort();
         println!(
-            "span `{}` ({:?}, status {:?}): {}",
+            "span `{}` ({:?}, status {:?}, trace {}): {}",
             span.name,
             span.span_kind,
             span.status,
+            span.span_context.trace_id(),
             attributes.join(" ")
         );
     }
