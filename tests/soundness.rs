@@ -622,7 +622,13 @@ impl<'s> Generator<'s> {
             // Open: a model may add a key nobody declared.
             _ => {
                 if depth <= 5 && self.rng.chance(20) {
-                    map.insert("hallucinated".into(), json!(1));
+                    // `null` too: a key nobody declared, set to "nothing".
+                    let value = if self.rng.chance(50) {
+                        Value::Null
+                    } else {
+                        json!(1)
+                    };
+                    map.insert("hallucinated".into(), value);
                 }
             }
         }

@@ -686,3 +686,55 @@ fn a_models_key_is_logged_escaped_when_the_call_is_normalized() {
         "a raw newline reached the log: {log}"
     );
 }
+
+/// Under Gemini's `parameters` (which cannot close objects) a model may
+/// send an undeclared key, `null` or not; the provider route drops it
+/// before a tool that refuses unknown fields reads the arguments, at the
+/// top and inside an externally tagged enum's variant.
+#[tokio::test]
+async fn gemini_parameters_undeclared_nulls_reach_no_tool() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Query {
+        query: String,
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    enum Step {
+        Move { x: i64 },
+        Stop,
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Plan {
+        step: Step,
+    }
+    let tools = toolbox::FnToolBox::new([
+        toolbox::tool_fn("search", "Searches", |q: Query| async move { q.query }),
+        toolbox::tool_fn("plan", "Plans a step", |p: Plan| async move {
+            match p.step {
+                Step::Move { x } => x,
+                Step::Stop => 0,
+            }
+        }),
+    ])
+    .unwrap();
+    let outcomes = TurnRunner::new(&tools)
+        .provider(Provider::GeminiLegacy)
+        .run(
+            vec![
+                ToolCall::new("search", json!({"query": "nzc", "x_extra": null})),
+                ToolCall::new(
+                    "plan",
+                    json!({"step": {"Move": {"x": 3}, "x_extra": null}, "y_extra": null}),
+                ),
+            ],
+            &Context::new(),
+        )
+        .await;
+    let answers: Vec<(&str, bool)> = outcomes
+        .iter()
+        .map(|o| (o.response.content.as_str(), o.response.is_error))
+        .collect();
+    assert_eq!(answers, [("nzc", false), ("3", false)]);
+}

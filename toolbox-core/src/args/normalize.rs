@@ -150,7 +150,10 @@ impl<'s> Normalizer<'s> {
             // The key is the model's text: written as every echoed model
             // text is (control characters escaped, cut when long).
             let at = crate::path::join(path, &crate::echo::echo(&key));
-            if map.get(&key).is_some_and(Value::is_null) {
+            // An undeclared key is dropped (or kept) whatever its value,
+            // `null` included: Gemini's `parameters` cannot close objects,
+            // so `{"query": "q", "x_extra": null}` is valid there.
+            if !declared.is_empty() && map.get(&key).is_some_and(Value::is_null) {
                 let required_by_all = views.all.iter().any(|view| requires(view, &key));
                 let optional_somewhere = declared.iter().any(|view| !requires(view, &key));
                 let null_taken = declared.iter().any(|view| {
@@ -399,6 +402,44 @@ mod tests {
     fn changed(schema: Value, dialect: Dialect, mut value: Value) -> (Value, Vec<String>) {
         let changes = normalize(&schema, dialect, &mut value);
         (value, changes.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn an_undeclared_null_goes_like_any_undeclared_value() {
+        // A struct whose deserializer refuses unknown fields.
+        let schema = json!({
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+            "additionalProperties": false
+        });
+        let (value, changes) = changed(
+            schema,
+            Dialect::GeminiParameters,
+            json!({"query": "nzc", "x_extra": null}),
+        );
+        assert_eq!(value, json!({"query": "nzc"}));
+        assert_eq!(changes, ["`x_extra`: undeclared key dropped"]);
+        // An externally tagged enum: one key per variant object.
+        let schema = json!({
+            "oneOf": [
+                {"type": "object", "properties": {"Move": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": false}}, "required": ["Move"], "additionalProperties": false},
+                {"type": "string", "enum": ["Stop"]}
+            ]
+        });
+        let (value, changes) = changed(
+            schema,
+            Dialect::GeminiParameters,
+            json!({"Move": {"x": 1, "y_extra": null}, "x_extra": null}),
+        );
+        assert_eq!(value, json!({"Move": {"x": 1}}));
+        assert_eq!(
+            changes,
+            [
+                "`Move.y_extra`: undeclared key dropped",
+                "`x_extra`: undeclared key dropped"
+            ]
+        );
     }
 
     #[test]
