@@ -92,6 +92,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     }
 
     provider.force_flush()?;
+    #[cfg(feature = "mcp-otel")]
+    {
+        // The proxied call's spans, both sides: one trace.
+        let mut traces: Vec<String> = memory
+            .get_finished_spans()?
+            .iter()
+            .filter(|s| s.name == "tools/call add")
+            .map(|s| s.span_context.trace_id().to_string())
+            .collect();
+        traces.dedup();
+        println!("the proxied call's client and server spans share trace(s): {traces:?}");
+    }
     for span in memory.get_finished_spans()? {
         // The GenAI attributes (tracing-opentelemetry adds code and thread
         // locations too, left out here).
@@ -106,11 +118,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .collect();
         attributes.sort();
         println!(
-            "span `{}` ({:?}, status {:?}, trace {}): {}",
+            "span `{}` ({:?}, status {:?}): {}",
             span.name,
             span.span_kind,
             span.status,
-            span.span_context.trace_id(),
             attributes.join(" ")
         );
     }

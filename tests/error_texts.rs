@@ -426,3 +426,36 @@ async fn texts_speak_json_and_name_the_path() {
         "unknown tool `get\\u0000weather\\n`; did you mean `get_weather`?"
     );
 }
+
+#[tokio::test]
+async fn wide_integers_say_integer_narrow_ones_their_range() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Wide {
+        signed: i64,
+        unsigned: u64,
+        small: i32,
+    }
+    let tools = toolbox::FnToolBox::new([toolbox::tool_fn(
+        "wide",
+        "Takes wide integers",
+        |w: Wide| async move { w.signed + w.unsigned as i64 + i64::from(w.small) },
+    )])
+    .unwrap();
+    for (arguments, expected) in [
+        (
+            json!({"signed": "x", "unsigned": 1, "small": 1}),
+            "invalid arguments at `signed`: got the string \"x\", expected an integer",
+        ),
+        (
+            json!({"signed": 1, "unsigned": -1, "small": 1}),
+            "invalid arguments at `unsigned`: got `-1`, expected a non-negative integer",
+        ),
+        (
+            json!({"signed": 1, "unsigned": 1, "small": 3000000000u64}),
+            "invalid arguments at `small`: got `3000000000`, expected an integer from -2147483648 to 2147483647",
+        ),
+    ] {
+        let (text, _) = call(&tools, "wide", arguments).await;
+        assert_eq!(text, expected);
+    }
+}

@@ -230,7 +230,7 @@ fn quickstart_tells_the_whole_story() {
     );
     has(
         &out,
-        r#"math_add -> [error] invalid arguments at `a`: got the string "forty", expected an integer from -9223372036854775808 to 9223372036854775807"#,
+        r#"math_add -> [error] invalid arguments at `a`: got the string "forty", expected an integer"#,
     );
     has(
         &out,

@@ -145,7 +145,7 @@ async fn the_server_refuses_hidden_and_bad_calls_in_band() {
     assert_eq!(value["isError"], json!(true));
     assert_eq!(
         value["content"][0]["text"],
-        json!("invalid arguments at `a`: got the string \"x\", expected an integer from -9223372036854775808 to 9223372036854775807")
+        json!("invalid arguments at `a`: got the string \"x\", expected an integer")
     );
     let error = client
         .call_tool(rmcp::model::CallToolRequestParams::new("secret"))

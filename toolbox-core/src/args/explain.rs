@@ -87,16 +87,12 @@ fn json_expectation(expected: &str) -> Cow<'_, str> {
         "u8" => range("0", "255"),
         "u16" => range("0", "65535"),
         "u32" => range("0", "4294967295"),
-        "u64" | "usize" => range("0", "18446744073709551615"),
-        "u128" => range("0", "340282366920938463463374607431768211455"),
+        // Wide ranges are noise for a model: their bounds are not said.
+        "u64" | "usize" | "u128" => Cow::Borrowed("a non-negative integer"),
         "i8" => range("-128", "127"),
         "i16" => range("-32768", "32767"),
         "i32" => range("-2147483648", "2147483647"),
-        "i64" | "isize" => range("-9223372036854775808", "9223372036854775807"),
-        "i128" => range(
-            "-170141183460469231731687303715884105728",
-            "170141183460469231731687303715884105727",
-        ),
+        "i64" | "isize" | "i128" => Cow::Borrowed("an integer"),
         "f32" | "f64" => Cow::Borrowed("a number"),
         "a string" | "a borrowed string" | "string" | "a string or bytes" => {
             Cow::Borrowed("a string")
