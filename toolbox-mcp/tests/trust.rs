@@ -701,3 +701,44 @@ async fn a_set_of_servers_registers_like_any_box_and_still_lists_its_servers() {
     );
     assert_eq!(servers.servers()[0].tools, ["docs_weather"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_message_for_three_servers_names_each_servers_tools() {
+    let mut running = Vec::new();
+    for (name, words) in [
+        ("crm", Some("Customers are keyed by email.")),
+        ("docs", None),
+        ("billing", Some("Amounts are in cents.")),
+    ] {
+        let mut server = McpServer::new(Changing::new("A tool."), name);
+        if let Some(words) = words {
+            server = server.instructions(words);
+        }
+        running.push(serve_http(server, "127.0.0.1:0").await.unwrap());
+    }
+    let servers = McpServers::connect(running.iter().map(|s| s.url()))
+        .await
+        .require_all()
+        .unwrap()
+        .into_toolbox()
+        .unwrap();
+    let system = servers.system_message();
+    for (name, server) in ["crm", "docs", "billing"].iter().zip(&running) {
+        assert!(
+            system.contains(&format!(
+                "Server `{name}` ({}, version {}): tools `{name}_weather`",
+                server.url(),
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{system}"
+        );
+    }
+    assert!(system.contains(
+        "<server-instructions server=\"billing\">\nAmounts are in cents.\n</server-instructions>"
+    ));
+    assert!(!system.contains("<server-instructions server=\"docs\">"));
+    assert_eq!(
+        servers.server("billing").unwrap().instructions().as_deref(),
+        Some("Amounts are in cents.")
+    );
+}
