@@ -40,3 +40,38 @@ impl fmt::Display for ToolKey {
         }
     }
 }
+
+/// What names a registered tool: a `name@module` or bare `name` string
+/// (`&str`, `String`), or a [`ToolKey`], so the keys a registry hands out
+/// go straight back into it.
+///
+/// ```
+/// use toolbox_registry::Registry;
+///
+/// let registry = Registry::new();
+/// // Everything registered (here the built-in `now@core`), by its keys.
+/// let every = registry.resolve(registry.keys()).unwrap();
+/// # let _ = every;
+/// ```
+pub trait KeyRef {
+    /// The key as `name@module` or `name`.
+    fn key_text(&self) -> std::borrow::Cow<'_, str>;
+}
+
+impl<T: AsRef<str> + ?Sized> KeyRef for T {
+    fn key_text(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self.as_ref())
+    }
+}
+
+impl KeyRef for ToolKey {
+    fn key_text(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.to_string())
+    }
+}
+
+impl KeyRef for &ToolKey {
+    fn key_text(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.to_string())
+    }
+}

@@ -36,6 +36,6 @@ mod resolve;
 
 pub use core_tools::{iso8601_utc, HttpGetOptions};
 pub use error::RegistryError;
-pub use key::ToolKey;
+pub use key::{KeyRef, ToolKey};
 pub use registry::{DiscoveredTool, RegisteredTool, Registry};
 pub use resolve::{LiveResolution, ResolvedToolBox};

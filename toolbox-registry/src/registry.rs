@@ -366,9 +366,12 @@ impl Registry {
     pub fn resolve_live<I, S>(self: &Arc<Self>, names: I) -> Result<LiveResolution, RegistryError>
     where
         I: IntoIterator<Item = S>,
-        S: AsRef<str>,
+        S: crate::KeyRef,
     {
-        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        let names: Vec<String> = names
+            .into_iter()
+            .map(|n| n.key_text().into_owned())
+            .collect();
         let current = Arc::new(RwLock::new(Arc::new(self.resolve(&names)?)));
         let registry = Arc::downgrade(self);
         let slot = Arc::downgrade(&current);
@@ -448,11 +451,11 @@ impl Registry {
     pub fn resolve<I, S>(&self, names: I) -> Result<ResolvedToolBox, RegistryError>
     where
         I: IntoIterator<Item = S>,
-        S: AsRef<str>,
+        S: crate::KeyRef,
     {
         let mut found: Vec<RegisteredTool> = Vec::new();
         for name in names {
-            let tool = self.get(name.as_ref())?;
+            let tool = self.get(&name.key_text())?;
             if !found.iter().any(|f| Arc::ptr_eq(&f.entry, &tool.entry)) {
                 found.push(tool);
             }
