@@ -90,6 +90,56 @@ impl BearerAuth {
         }
     }
 
+    /// Tokens checked by `verify`, a closure taking the token (`|token|
+    /// …`, no annotations needed), for the endpoint's own URL (filled in
+    /// when it binds; [`resource`](BearerAuth::resource) to name another).
+    ///
+    /// ```
+    /// use toolbox_mcp::{BearerAuth, McpCaller, Rejected};
+    /// let auth = BearerAuth::verify_with(|token| match token {
+    ///     "alice-secret" => Ok(McpCaller { subject: "alice".into(), ..McpCaller::default() }),
+    ///     _ => Err(Rejected("unknown token".into())),
+    /// });
+    /// # let _ = auth;
+    /// ```
+    pub fn verify_with<F>(verify: F) -> Self
+    where
+        F: Fn(&str) -> Result<McpCaller, Rejected> + Send + Sync + 'static,
+    {
+        BearerAuth::new(verify, String::new(), Vec::<String>::new())
+    }
+
+    /// One static token shared by every caller (a deployment secret): a
+    /// request that sends `Authorization: Bearer {token}` is admitted as
+    /// the subject `shared-token`; the comparison takes the same time
+    /// however much of the token matches.
+    ///
+    /// ```
+    /// use toolbox_mcp::{BearerAuth, HttpOptions};
+    /// let options = HttpOptions::default().bearer_auth(BearerAuth::shared_token("s3cret"));
+    /// # let _ = options;
+    /// ```
+    pub fn shared_token(token: impl Into<String>) -> Self {
+        let token: String = token.into();
+        BearerAuth::verify_with(move |sent: &str| {
+            if constant_time_eq(sent.as_bytes(), token.as_bytes()) {
+                Ok(McpCaller {
+                    subject: "shared-token".to_owned(),
+                    ..McpCaller::default()
+                })
+            } else {
+                Err(Rejected("not the shared token".to_owned()))
+            }
+        })
+    }
+
+    /// The endpoint's public URL, as the metadata document and the
+    /// tokens' audience name it (the bound address by default).
+    pub fn resource(mut self, url: impl Into<String>) -> Self {
+        self.resource = url.into();
+        self
+    }
+
     /// Scopes every caller needs; a token without them is answered `403
     /// insufficient_scope` naming them.
     pub fn require_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
@@ -233,6 +283,16 @@ impl HttpOptions {
         self.auth = Some(auth);
         self
     }
+}
+
+/// Whether `a` and `b` are equal, in a time that depends on their lengths
+/// only.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut difference = a.len() ^ b.len();
+    for (i, byte) in a.iter().enumerate() {
+        difference |= usize::from(byte ^ b.get(i % b.len().max(1)).copied().unwrap_or(0));
+    }
+    difference == 0
 }
 
 /// The answer to a request the endpoint does not admit, with a

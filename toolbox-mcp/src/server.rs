@@ -1114,6 +1114,10 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
+    let mut options = options;
+    if let Some(auth) = options.auth.as_mut().filter(|a| a.resource.is_empty()) {
+        auth.resource = format!("http://{local}/mcp");
+    }
     let metadata_url = options
         .auth
         .as_ref()

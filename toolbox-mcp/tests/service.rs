@@ -309,3 +309,54 @@ async fn run_until_a_signal_shuts_down() {
         .unwrap();
     assert!(tokio::net::TcpStream::connect(address).await.is_err());
 }
+
+#[tokio::test]
+async fn a_shared_token_guards_an_endpoint_whose_port_is_known_only_once_bound() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "guarded"),
+        "127.0.0.1:0",
+        HttpOptions::default().bearer_auth(BearerAuth::shared_token("s3cret")),
+    )
+    .await
+    .unwrap();
+    let refused = McpToolBox::http(server.url())
+        .bearer("guess")
+        .connect()
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(refused.kind(), toolbox_core::ToolErrorKind::Unauthorized);
+    // The challenge names the metadata of the bound address.
+    let address = server.local_addr();
+    assert!(
+        refused.report().contains(&format!(
+            "http://{address}/.well-known/oauth-protected-resource/mcp"
+        )),
+        "{}",
+        refused.report()
+    );
+    let (_, document) = status(&format!(
+        "http://{address}/.well-known/oauth-protected-resource/mcp"
+    ))
+    .await
+    .unwrap();
+    assert!(
+        document.contains(&format!("\"resource\":\"http://{address}/mcp\"")),
+        "{document}"
+    );
+    let remote = McpToolBox::http(server.url())
+        .bearer("s3cret")
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(call(&remote, "ping", json!({})).await.content, "pong");
+    // A verifier closure needs no annotations.
+    let _ = BearerAuth::verify_with(|token| {
+        if token.len() > 3 {
+            Ok(McpCaller::default())
+        } else {
+            Err(Rejected("short".into()))
+        }
+    });
+    server.shutdown(Duration::from_secs(5)).await;
+}
