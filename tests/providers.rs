@@ -493,3 +493,50 @@ mod hostile_payloads {
         }
     }
 }
+
+/// A `#[serde(flatten)]`ed enum beside fields of its own: under a strict
+/// dialect every object is closed, so the fields and the variant could
+/// never be sent together. The lowering refuses it by name instead of
+/// offering a tool nobody can call; dialects with open objects take it.
+#[test]
+fn a_flattened_enum_under_strict_is_refused_by_name() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    enum Step {
+        Move { x: i64 },
+        Turn { degrees: i64 },
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Plan {
+        robot: String,
+        #[serde(flatten)]
+        step: Step,
+    }
+    let tools = toolbox::FnToolBox::new([toolbox::tool_fn(
+        "plan",
+        "Plans a step",
+        |p: Plan| async move { p.robot },
+    )])
+    .unwrap();
+    let spec = toolbox::ToolBox::specifications(&tools, &toolbox::Context::new()).remove(0);
+    for provider in [
+        Provider::OpenAiChat { strict: true },
+        Provider::OpenAiResponses { strict: true },
+        Provider::Anthropic { strict: true },
+    ] {
+        let error = provider.definition(&spec).expect_err("refused").to_string();
+        assert!(
+            error.contains("its fields and its choice of objects (a `#[serde(flatten)]`ed enum) can never be sent together"),
+            "{provider:?}: {error}"
+        );
+    }
+    for provider in [
+        Provider::OpenAiChat { strict: false },
+        Provider::Anthropic { strict: false },
+        Provider::Gemini,
+        Provider::Mcp,
+    ] {
+        assert!(provider.definition(&spec).is_ok(), "{provider:?}");
+    }
+}

@@ -582,11 +582,71 @@ impl Lowering<'_> {
         }
         if is_object {
             object.insert("additionalProperties".into(), Value::Bool(false));
+            self.closed_choice(&object, path)?;
         }
         if inlined {
             stack.pop();
         }
         Ok(Value::Object(object))
+    }
+
+    /// Refuses a closed object whose fields and whose choice of closed
+    /// objects can never be sent together (a `#[serde(flatten)]`ed enum
+    /// beside fields of its own): every branch requires a key the object
+    /// does not declare, or lacks one the object requires, so the lowered
+    /// schema would admit no value and the tool could never be called.
+    fn closed_choice(&self, object: &Map<String, Value>, path: &str) -> Result<(), LowerError> {
+        let Some(branches) = object.get("anyOf").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        let keys = |node: &Map<String, Value>, field: &str| -> BTreeSet<String> {
+            match node.get(field) {
+                Some(Value::Object(properties)) => properties.keys().cloned().collect(),
+                Some(Value::Array(required)) => required
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                _ => BTreeSet::new(),
+            }
+        };
+        let declared = keys(object, "properties");
+        let required = keys(object, "required");
+        let resolve = |branch: &'_ Value| -> Option<Map<String, Value>> {
+            let node = branch.as_object()?;
+            match node.get("$ref").and_then(Value::as_str) {
+                Some(reference) => {
+                    let pointer = reference.strip_prefix('#')?;
+                    self.root.pointer(pointer)?.as_object().cloned()
+                }
+                None => Some(node.clone()),
+            }
+        };
+        let mut possible = false;
+        for branch in branches {
+            let Some(node) = resolve(branch) else {
+                return Ok(());
+            };
+            let closed_object =
+                node.get("type") == Some(&json!("object")) || node.contains_key("properties");
+            if !closed_object {
+                return Ok(());
+            }
+            let (own, needs) = (keys(&node, "properties"), keys(&node, "required"));
+            if needs.is_subset(&declared) && required.is_subset(&own) {
+                possible = true;
+            }
+        }
+        if possible || branches.is_empty() {
+            return Ok(());
+        }
+        Err(self.error(
+            path,
+            format!(
+                "its fields and its choice of objects (a `#[serde(flatten)]`ed enum) can never be sent together under {}, where every object is closed: no value would be accepted; give the choice a field of its own instead of flattening it",
+                self.dialect.label()
+            ),
+        ))
     }
 
     /// Gemini `parametersJsonSchema`: plain JSON Schema minus what the
