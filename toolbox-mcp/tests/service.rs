@@ -39,9 +39,16 @@ async fn call(remote: &McpToolBox, name: &str, arguments: serde_json::Value) -> 
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
 
+/// A plain HTTP client (reqwest without a default TLS provider needs one
+/// installed first, as `McpToolBox` does).
+fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// POSTs an initialize with `token`: the status and the `Retry-After`.
 async fn initialize(url: &str, token: &str) -> (u16, Option<String>) {
-    let response = reqwest::Client::new()
+    let response = http()
         .post(url)
         .header("Authorization", format!("Bearer {token}"))
         .header("Content-Type", "application/json")
@@ -208,17 +215,18 @@ async fn calls_past_the_in_flight_caps_are_refused_with_the_documented_error() {
 }
 
 async fn status(url: &str) -> Result<(u16, String), reqwest::Error> {
-    let response = reqwest::Client::new().get(url).send().await?;
+    let response = http().get(url).send().await?;
     let code = response.status().as_u16();
     Ok((code, response.text().await?))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_lets_the_call_in_flight_finish_and_turns_not_ready_first() {
+    let drain = Duration::from_millis(1_000);
     let server = serve_http_with(
         McpServer::new(tools(), "rolling"),
         "127.0.0.1:0",
-        HttpOptions::default().drain_delay(Duration::from_millis(400)),
+        HttpOptions::default().drain_delay(drain),
     )
     .await
     .unwrap();
@@ -230,12 +238,13 @@ async fn a_shutdown_lets_the_call_in_flight_finish_and_turns_not_ready_first() {
     );
     let remote = Arc::new(McpToolBox::http(server.url()).connect().await.unwrap());
     let running = remote.clone();
-    let slow = tokio::spawn(async move { call(&running, "slow", json!({"ms": 800})).await });
+    let slow = tokio::spawn(async move { call(&running, "slow", json!({"ms": 2_000})).await });
     while server.calls_in_flight() == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(5)));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let began = Instant::now();
+    let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(10)));
+    tokio::time::sleep(Duration::from_millis(50)).await;
     // Draining: not ready, and a new session is refused with a hint.
     assert_eq!(
         status(&healthz).await.unwrap(),
@@ -245,7 +254,8 @@ async fn a_shutdown_lets_the_call_in_flight_finish_and_turns_not_ready_first() {
         initialize(&format!("http://{address}/mcp"), "-").await,
         (503, Some("1".to_owned()))
     );
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(began.elapsed() < drain, "the checks ran while draining");
+    tokio::time::sleep((drain + Duration::from_millis(300)).saturating_sub(began.elapsed())).await;
     // After the drain delay: new connections are refused.
     assert!(
         tokio::net::TcpStream::connect(address).await.is_err(),
