@@ -122,6 +122,10 @@ async fn when_every_session_is_busy_a_new_one_waits() {
         tokio::spawn(async move { call(&running, "hang", json!({})).await });
         remotes.push(remote);
     }
+    // Both sessions have their call in flight before a new client asks.
+    while server.calls_in_flight() < 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let mut answer = (0, None);
     for _ in 0..100 {
         answer = initialize(&server.url(), "-").await;
