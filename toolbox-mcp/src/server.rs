@@ -488,12 +488,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
         request: &RequestContext<RoleServer>,
         round: Option<Arc<InputRound>>,
     ) -> Context {
-        let session = request
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
+        let session = session_id(request).map(str::to_owned);
         // In `2026-07-28` the log level comes with each request, and no
         // level means no logging.
         let log = if stateless(&meta) {
@@ -753,7 +748,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         );
         crate::telemetry::continue_trace(&span, &meta);
         let result = self
-            .call_tool_inner(request, context)
+            .call_tool_inner(request, context, meta)
             .instrument(span.clone())
             .await;
         let code;
@@ -782,15 +777,14 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
+    /// One `tools/call`, with `meta` the request's `_meta` merged over the
+    /// context's (as [`call_tool`](ServerHandler::call_tool) made it).
     async fn call_tool_inner(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        meta: Map<String, Value>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut meta = context.meta.0 .0.clone();
-        if let Some(own) = &request.meta {
-            meta.extend(own.0 .0.clone());
-        }
         let progress = meta
             .get("progressToken")
             .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());

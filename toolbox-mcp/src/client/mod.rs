@@ -160,10 +160,12 @@ impl Routes {
 }
 
 /// One server tool: its specification and the validator of its
-/// `inputSchema` (none when the schema does not compile: the server checks).
+/// `inputSchema` (none when the schema does not compile: the server checks),
+/// shared so a new offer keeps the validators it already compiled.
+#[derive(Clone)]
 struct Remote {
     spec: ToolSpecification,
-    validator: Option<jsonschema::Validator>,
+    validator: Option<Arc<jsonschema::Validator>>,
 }
 pub(crate) type MetaFn = Arc<dyn Fn(&Context) -> Map<String, Value> + Send + Sync>;
 
@@ -389,7 +391,9 @@ impl Shared {
 
 impl Remote {
     fn new(spec: ToolSpecification) -> Self {
-        let validator = jsonschema::validator_for(&spec.parameters).ok();
+        let validator = jsonschema::validator_for(&spec.parameters)
+            .ok()
+            .map(Arc::new);
         Remote { spec, validator }
     }
 }
@@ -575,7 +579,7 @@ impl McpToolBox {
             return false;
         };
         let mut tools = self.shared.tools.write().unwrap_or_else(|p| p.into_inner());
-        let mut next: Vec<Remote> = tools.iter().map(|r| Remote::new(r.spec.clone())).collect();
+        let mut next: Vec<Remote> = tools.iter().cloned().collect();
         next.retain(|r| r.spec.name != spec.name);
         next.push(Remote::new(spec));
         *tools = Arc::new(next);
