@@ -35,6 +35,7 @@
 
 pub mod args;
 pub mod boxes;
+pub mod catalog;
 mod content;
 mod context;
 mod dialect;
@@ -94,5 +95,5 @@ pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
 pub use ext::ToolBoxExt;
 pub use handler::ToolHandler;
 pub use response::ToolResponse;
-pub use spec::{ToolAnnotations, ToolSpecification};
+pub use spec::{Namespace, ToolAnnotations, ToolSpecification};
 pub use toolbox::{NamedToolBox, ToolBox};

@@ -188,7 +188,32 @@ pub fn specification(
         parameters,
         output_schema,
         annotations: annotations(read_only, destructive, idempotent, open_world),
+        namespace: None,
+        deferred: false,
+        examples: Vec::new(),
     }
+}
+
+/// A generated specification with `#[tool(defer)]` / `#[tool_box(defer)]`
+/// and `#[tool(example = ..)]`.
+pub fn with_extras(
+    mut spec: ToolSpecification,
+    defer: bool,
+    examples: Vec<Value>,
+) -> ToolSpecification {
+    spec.deferred = defer;
+    spec.examples = examples;
+    spec
+}
+
+/// An example written as JSON text (checked when the macro ran).
+pub fn example_text(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// An example written as an expression (`json!({..})`).
+pub fn example_value(value: impl Into<Value>) -> Value {
+    value.into()
 }
 
 pub fn annotations(

@@ -22,6 +22,47 @@ pub struct ToolSpecification {
     /// Behaviour hints (MCP tool annotations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// The group the tool belongs to (a registry module, a `#[tool_box]`,
+    /// an MCP server): OpenAI Responses offers it as a `namespace`, and a
+    /// tool search shows its description first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<Namespace>,
+    /// Offered only once a tool search has revealed it (see the
+    /// `catalog` module): its definition costs nothing until then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
+    /// Example argument objects, each valid under `parameters`: Anthropic's
+    /// `input_examples`, appended to the description elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Value>,
+}
+
+/// A named group of tools with a description: what a model sees of the
+/// group before it searches for the tools inside.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Namespace {
+    /// The group's name, legal as a tool name.
+    pub name: String,
+    /// What the group's tools are for.
+    pub description: String,
+}
+
+impl Namespace {
+    /// A namespace with a name and a description.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Namespace {
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+
+    /// What is wrong with the namespace (its name illegal as a tool name,
+    /// its description empty or longer than
+    /// [`MAX_NAMESPACE_DESCRIPTION`]),
+    /// or `None`.
+    pub fn problem(&self) -> Option<String> {
+        namespace_problem(self)
+    }
 }
 
 /// Hints about a tool's effects, as MCP defines them. `read_only` and
@@ -52,6 +93,9 @@ impl ToolSpecification {
             parameters: serde_json::json!({"type": "object", "properties": {}}),
             output_schema: None,
             annotations: None,
+            namespace: None,
+            deferred: false,
+            examples: Vec::new(),
         }
     }
 
@@ -79,6 +123,25 @@ impl ToolSpecification {
         self
     }
 
+    /// Puts the tool in a namespace.
+    pub fn with_namespace(mut self, namespace: Namespace) -> Self {
+        self.namespace = Some(namespace);
+        self
+    }
+
+    /// Marks the tool deferred: offered once a tool search revealed it.
+    pub fn with_deferred(mut self, deferred: bool) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
+    /// Adds an example argument object (checked against `parameters` by
+    /// [`check_surface`](crate::provider::check_surface)).
+    pub fn with_example(mut self, example: Value) -> Self {
+        self.examples.push(example);
+        self
+    }
+
     /// Whether the tool is annotated read-only.
     pub fn is_read_only(&self) -> bool {
         self.annotations.as_ref().and_then(|a| a.read_only) == Some(true)
@@ -88,6 +151,27 @@ impl ToolSpecification {
     pub fn is_destructive(&self) -> bool {
         self.annotations.as_ref().and_then(|a| a.destructive) == Some(true)
     }
+}
+
+/// The longest namespace description sent to a model, in bytes.
+pub const MAX_NAMESPACE_DESCRIPTION: usize = 1024;
+
+/// What is wrong with a namespace, if anything.
+fn namespace_problem(namespace: &Namespace) -> Option<String> {
+    if !is_valid_tool_name(&namespace.name) {
+        return Some("a namespace name takes 1 to 64 of a-z, A-Z, 0-9, `_` and `-`".to_owned());
+    }
+    let description = namespace.description.trim();
+    if description.is_empty() {
+        return Some("the description is empty; say what its tools are for".to_owned());
+    }
+    if namespace.description.len() > MAX_NAMESPACE_DESCRIPTION {
+        return Some(format!(
+            "the description is {} bytes long; at most {MAX_NAMESPACE_DESCRIPTION} are sent",
+            namespace.description.len()
+        ));
+    }
+    None
 }
 
 /// Whether `name` is legal for every provider toolbox targets:

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::{Deserialize, Serialize};
@@ -14,13 +14,14 @@ use tokio::sync::Semaphore;
 use crate::{
     args::Arguments,
     args::ToolCall,
+    catalog::{Catalog, Revealed},
     context::Context,
     dispatch::BoxFuture,
     dispatch::DispatchFuture,
     error::ToolError,
     ext::ToolBoxExt,
     handler::ToolHandler,
-    provider::{Answered, Provider},
+    provider::{Answered, Provider, ProviderError},
     response::ToolResponse,
     spec::ToolSpecification,
     toolbox::ToolBox,
@@ -128,6 +129,8 @@ pub struct TurnRunner<'a, B: ?Sized> {
     max_calls: usize,
     approval: Option<Arc<dyn Approval>>,
     provider: Option<Provider>,
+    catalog: Option<&'a Catalog>,
+    revealed: Mutex<Revealed>,
 }
 
 /// How many calls one turn runs by default; see [`TurnRunner::max_calls`].
@@ -143,6 +146,46 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             max_calls: MAX_CALLS_PER_TURN,
             approval: None,
             provider: None,
+            catalog: None,
+            revealed: Mutex::new(Revealed::new()),
+        }
+    }
+
+    /// Offers `catalog`'s deferred tools through a search: the runner
+    /// answers the search calls itself ([`Catalog::answer`]), remembers
+    /// what they revealed ([`revealed`](Self::revealed)), and refuses,
+    /// without running it, a call to a deferred tool no search has
+    /// revealed. [`definitions`](Self::definitions) is the next request's
+    /// `tools`.
+    pub fn catalog(mut self, catalog: &'a Catalog) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Starts from what earlier turns of the conversation revealed (kept
+    /// with a pending turn: [`Revealed`] is serializable).
+    pub fn with_revealed(self, revealed: Revealed) -> Self {
+        *self.revealed.lock().unwrap_or_else(|e| e.into_inner()) = revealed;
+        self
+    }
+
+    /// The deferred tools the conversation's searches have revealed so far.
+    pub fn revealed(&self) -> Revealed {
+        self.revealed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The `tools` of the next request: the catalogue's
+    /// ([`Catalog::definitions`]) for the runner's provider, given what has
+    /// been revealed. Without a catalogue, every tool the box offers in
+    /// `ctx`. Without a provider, MCP's list.
+    pub fn definitions(&self, ctx: &Context) -> Result<serde_json::Value, ProviderError> {
+        let provider = self.provider.unwrap_or(Provider::Mcp);
+        match self.catalog {
+            Some(catalog) => catalog.definitions(provider, &self.revealed()),
+            None => provider.definitions(&self.toolbox.specifications(ctx)),
         }
     }
 
@@ -233,6 +276,30 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         }
         let semaphore = Semaphore::new(self.limit);
         let mut settled: Vec<Option<Settled>> = answered.iter().map(|_| None).collect();
+        if let Some(catalog) = self.catalog {
+            // Searches are answered here; a deferred tool no search has
+            // revealed does not run.
+            for (index, outcome) in answered.iter_mut().enumerate().take(self.max_calls) {
+                if catalog.is_search(&outcome.call) {
+                    let response = {
+                        let mut revealed = self.revealed.lock().unwrap_or_else(|e| e.into_inner());
+                        catalog.answer(self.provider, &mut outcome.call, &mut revealed)
+                    };
+                    settled[index] = Some((response, None));
+                    continue;
+                }
+                let refusal = catalog.refusal(
+                    &outcome.call.name,
+                    &self.revealed.lock().unwrap_or_else(|e| e.into_inner()),
+                );
+                if let Some(error) = refusal {
+                    settled[index] = Some((
+                        self.refuse(&outcome.call, error, &slots[index].ctx).await,
+                        None,
+                    ));
+                }
+            }
+        }
         let turn = Turn {
             calls: &answered,
             slots: &slots,
@@ -291,6 +358,9 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     break;
                 }
                 waiting.start = i + 1;
+                if outcomes[i].is_some() {
+                    continue;
+                }
                 let call = &turn.calls[i].call;
                 let mut lifecycle = crate::lifecycle::Call::new(
                     self.toolbox,
@@ -315,20 +385,25 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 }
             }
         }
-        futures.extend(waiting.map(|i| -> BoxFuture<'_, (usize, Settled)> {
-            Box::pin(async move {
-                (
-                    i,
-                    self.one(
-                        &turn.calls[i].call,
-                        turn.slots[i].spec.as_deref(),
-                        &turn.slots[i].ctx,
-                        turn.semaphore,
-                    )
-                    .await,
-                )
-            })
-        }));
+        let waiting: Vec<usize> = waiting.filter(|&i| outcomes[i].is_none()).collect();
+        futures.extend(
+            waiting
+                .into_iter()
+                .map(|i| -> BoxFuture<'_, (usize, Settled)> {
+                    Box::pin(async move {
+                        (
+                            i,
+                            self.one(
+                                &turn.calls[i].call,
+                                turn.slots[i].spec.as_deref(),
+                                &turn.slots[i].ctx,
+                                turn.semaphore,
+                            )
+                            .await,
+                        )
+                    })
+                }),
+        );
         if futures.is_empty() {
             return;
         }

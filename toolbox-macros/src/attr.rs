@@ -23,6 +23,8 @@ pub(crate) struct BoxArgs {
     pub register: Option<Register>,
     /// Dialects a generated test checks the surface against.
     pub check: Option<Checks>,
+    /// Every tool of the box is deferred (offered once a search revealed it).
+    pub defer: Flag,
 }
 
 /// `register = false` (not discovered) or `register = Type::constructor`.
@@ -126,6 +128,39 @@ pub(crate) struct ToolArgs {
     pub module: Option<LitStr>,
     /// Dialects a generated test checks the surface against (free functions).
     pub check: Option<Checks>,
+    /// Offered only once a tool search revealed it.
+    pub defer: Flag,
+    /// Example argument objects (repeatable): `example = r#"{"city": "Oslo"}"#`
+    /// or `example = json!({..})`.
+    #[darling(multiple)]
+    pub example: Vec<Example>,
+}
+
+/// An example's JSON text (checked as the macro runs) or expression.
+pub(crate) enum Example {
+    Text(LitStr),
+    Expr(Expr),
+}
+
+impl FromMeta for Example {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit { lit: Lit::Str(text), .. }) => {
+                match serde_json::from_str::<serde_json::Value>(&text.value()) {
+                    Ok(serde_json::Value::Object(_)) => Ok(Example::Text(text.clone())),
+                    Ok(_) => Err(darling::Error::custom(
+                        "an example is a JSON object of arguments: `example = r#\"{\"city\": \"Oslo\"}\"#`",
+                    )
+                    .with_span(text)),
+                    Err(error) => Err(darling::Error::custom(format!(
+                        "the example is not JSON: {error}"
+                    ))
+                    .with_span(text)),
+                }
+            }
+            other => Ok(Example::Expr(other.clone())),
+        }
+    }
 }
 
 /// `#[arg(..)]` on a parameter.
@@ -176,8 +211,10 @@ impl FromMeta for Timeout {
 const TOOL_KEYS: &[&str] = &[
     "check",
     "crate",
+    "defer",
     "description",
     "destructive",
+    "example",
     "idempotent",
     "module",
     "name",

@@ -199,6 +199,7 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
         generics: container.generics(),
         name: name.clone(),
         description: container.description(),
+        defer: args.defer.is_present(),
     };
     match errors.finish() {
         Ok(()) => {
@@ -291,6 +292,7 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         generics: Generics::default(),
         name: tool.name.clone(),
         description: tool.description.clone(),
+        defer: false,
     };
     let (errors, generated) = match errors.finish() {
         Ok(()) => {

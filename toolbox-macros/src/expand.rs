@@ -18,6 +18,8 @@ pub(crate) struct BoxTarget {
     pub generics: Generics,
     pub name: String,
     pub description: Option<String>,
+    /// `#[tool_box(defer)]`: every tool deferred.
+    pub defer: bool,
 }
 
 impl BoxTarget {
@@ -134,7 +136,12 @@ fn output_type(tool: &Tool) -> Option<&Type> {
     }
 }
 
-fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
+fn specification(
+    tool: &Tool,
+    args_ty: &TokenStream,
+    krate: &TokenStream,
+    box_defer: bool,
+) -> TokenStream {
     let name = &tool.name;
     let description = tool.description.clone().unwrap_or_default();
     let title = match &tool.args.title {
@@ -164,7 +171,7 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
         },
         None => quote!(::core::option::Option::None),
     };
-    quote! {
+    let specification = quote! {
         #krate::macro_support::specification(
             #name,
             #title,
@@ -176,6 +183,19 @@ fn specification(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Tok
             #idempotent,
             #open_world,
         )
+    };
+    let defer = box_defer || tool.args.defer.is_present();
+    if !defer && tool.args.example.is_empty() {
+        return specification;
+    }
+    let examples = tool.args.example.iter().map(|example| match example {
+        crate::attr::Example::Text(text) => quote!(#krate::macro_support::example_text(#text)),
+        crate::attr::Example::Expr(expr) => {
+            quote_spanned!(expr.span()=> #krate::macro_support::example_value(#expr))
+        }
+    });
+    quote! {
+        #krate::macro_support::with_extras(#specification, #defer, ::std::vec![#(#examples),*])
     }
 }
 
@@ -368,7 +388,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     for tool in tools {
         let (definition, args_ty) = args_struct(tool, krate);
         structs.push(definition);
-        specs.push(specification(tool, &args_ty, krate));
+        specs.push(specification(tool, &args_ty, krate, target.defer));
         arms.push(dispatch_arm(tool, &args_ty, krate));
         let name = &tool.name;
         check_arms.push(quote!(#name => #private::check::<#args_ty>(arguments),));

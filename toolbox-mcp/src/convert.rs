@@ -50,6 +50,9 @@ pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
             .as_ref()
             .map(|s| Value::Object((**s).clone())),
         annotations,
+        namespace: None,
+        deferred: false,
+        examples: Vec::new(),
     }
 }
 

@@ -25,6 +25,8 @@ struct State {
     by_name: FxHashMap<String, Vec<Arc<Entry>>>,
     /// Every tool by its module, for `unregister_module`.
     by_module: FxHashMap<String, Vec<Arc<Entry>>>,
+    /// What each described module is for: its namespace's description.
+    modules: FxHashMap<String, String>,
 }
 
 /// Tools under `name@module` keys. Safe to share across tasks: registering,
@@ -142,10 +144,47 @@ impl Registry {
     }
 
     /// Registers a `#[tool_box]` box (an impl value or a module's `Tools`):
-    /// each tool becomes `tool@{box name}`.
+    /// each tool becomes `tool@{box name}`. The box's doc comment
+    /// describes the module, unless [`register_module`](Self::register_module)
+    /// already did.
     pub fn scan(&self, tools: impl NamedToolBox + 'static) -> Result<Vec<ToolKey>, RegistryError> {
         let module = tools.box_name().to_owned();
-        self.insert(Arc::new(tools), Some(&module))
+        let description = tools.box_description().map(str::to_owned);
+        let keys = self.insert(Arc::new(tools), Some(&module))?;
+        if let Some(description) = description.filter(|d| !d.trim().is_empty()) {
+            self.write().modules.entry(module).or_insert(description);
+        }
+        Ok(keys)
+    }
+
+    /// Describes a module: its tools are offered as one namespace with
+    /// this description (OpenAI Responses' `namespace`, and what a tool
+    /// search shows of them; see [`toolbox_core::catalog`]). The
+    /// description is checked like a tool's: not empty, at most
+    /// [`MAX_NAMESPACE_DESCRIPTION`](toolbox_core::catalog::MAX_NAMESPACE_DESCRIPTION)
+    /// bytes.
+    ///
+    /// ```
+    /// use toolbox_registry::Registry;
+    /// let registry = Registry::new();
+    /// registry.register_module("core", "Clock and other built-in tools.").unwrap();
+    /// let tools = registry.resolve(["now@core"]).unwrap();
+    /// # use toolbox_core::{Context, ToolBox};
+    /// let spec = &tools.specifications(&Context::new())[0];
+    /// assert_eq!(spec.namespace.as_ref().unwrap().name, "core");
+    /// assert!(registry.register_module("crm", " ").unwrap_err().to_string().contains("empty"));
+    /// ```
+    pub fn register_module(&self, name: &str, description: &str) -> Result<(), RegistryError> {
+        let namespace = toolbox_core::Namespace::new(name, description);
+        if let Some(problem) = namespace.problem() {
+            return Err(RegistryError::InvalidName(format!(
+                "module `{name}`: {problem}"
+            )));
+        }
+        self.write()
+            .modules
+            .insert(name.to_owned(), description.to_owned());
+        Ok(())
     }
 
     /// Registers every tool of a shared box, all or nothing: a key already
@@ -453,15 +492,68 @@ impl Registry {
         I: IntoIterator<Item = S>,
         S: crate::KeyRef,
     {
-        let mut found: Vec<RegisteredTool> = Vec::new();
-        for name in names {
-            let tool = self.get(&name.key_text())?;
-            if !found.iter().any(|f| Arc::ptr_eq(&f.entry, &tool.entry)) {
-                found.push(tool);
+        self.resolve_deferred(names, std::iter::empty::<&str>())
+    }
+
+    /// As [`resolve`](Self::resolve), with a second list of tools that are
+    /// deferred: offered only once a tool search revealed them (see
+    /// [`toolbox_core::catalog::Catalog`]). A tool in both lists is eager.
+    ///
+    /// ```
+    /// use toolbox_registry::Registry;
+    /// # use toolbox_core::{Context, FnToolBox, ToolBox, tool_fn};
+    /// let registry = Registry::new();
+    /// let crm = FnToolBox::new([tool_fn("get_customer", "A customer.", |_: serde_json::Value| async { "c" })]).unwrap();
+    /// registry.register_box(crm, "crm").unwrap();
+    /// let tools = registry.resolve_deferred(["now"], ["get_customer@crm"]).unwrap();
+    /// let specs = tools.specifications(&Context::new());
+    /// assert!(!specs[0].deferred && specs[1].deferred);
+    /// ```
+    pub fn resolve_deferred<I, S, J, T>(
+        &self,
+        names: I,
+        deferred: J,
+    ) -> Result<ResolvedToolBox, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: crate::KeyRef,
+        J: IntoIterator<Item = T>,
+        T: crate::KeyRef,
+    {
+        let mut found: Vec<(RegisteredTool, bool)> = Vec::new();
+        let eager = names
+            .into_iter()
+            .map(|n| (n.key_text().into_owned(), false));
+        let lazy = deferred
+            .into_iter()
+            .map(|n| (n.key_text().into_owned(), true));
+        for (name, deferred) in eager.chain(lazy) {
+            let tool = self.get(&name)?;
+            if !found
+                .iter()
+                .any(|(f, _)| Arc::ptr_eq(&f.entry, &tool.entry))
+            {
+                found.push((tool, deferred));
             }
         }
+        let modules = self.read().modules.clone();
+        let tools = found
+            .into_iter()
+            .map(|(tool, deferred)| {
+                let namespace = tool.entry.key.module.as_ref().and_then(|module| {
+                    modules
+                        .get(module)
+                        .map(|description| toolbox_core::Namespace::new(module, description))
+                });
+                crate::resolve::Member {
+                    entry: tool.entry,
+                    namespace,
+                    deferred,
+                }
+            })
+            .collect();
         let listeners = self.listeners.clone();
-        ResolvedToolBox::new(found.into_iter().map(|t| t.entry).collect(), move || {
+        ResolvedToolBox::new(tools, move || {
             listeners.read().map(|h| h.clone()).unwrap_or_default()
         })
     }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use toolbox_core::{
-    boxes::ObservedToolBox, Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError,
-    ToolHandler, ToolSpecification,
+    boxes::ObservedToolBox, Arguments, BoxFuture, Context, DispatchFuture, Namespace, ToolBox,
+    ToolError, ToolHandler, ToolSpecification,
 };
 
 use crate::registry::Entry;
@@ -22,21 +22,35 @@ pub struct ResolvedToolBox {
 
 struct Resolution {
     tools: Vec<(String, Arc<Entry>)>,
+    /// Per tool: its module's namespace, when the module is described.
+    namespaces: Vec<Option<Namespace>>,
+    /// Per tool: whether it is deferred in this resolution.
+    deferred: Vec<bool>,
     index: FxHashMap<String, usize>,
+}
+
+/// One tool of a resolution, as the registry hands it over.
+pub(crate) struct Member {
+    pub(crate) entry: Arc<Entry>,
+    pub(crate) namespace: Option<Namespace>,
+    pub(crate) deferred: bool,
 }
 
 impl ResolvedToolBox {
     pub(crate) fn new(
-        entries: Vec<Arc<Entry>>,
+        members: Vec<Member>,
         listeners: impl Fn() -> ToolHandler + Send + Sync + 'static,
     ) -> Result<Self, RegistryError> {
         let mut per_name: BTreeMap<&str, usize> = BTreeMap::new();
-        for entry in &entries {
-            *per_name.entry(entry.key.name.as_str()).or_default() += 1;
+        for member in &members {
+            *per_name.entry(member.entry.key.name.as_str()).or_default() += 1;
         }
-        let mut tools = Vec::with_capacity(entries.len());
+        let mut tools = Vec::with_capacity(members.len());
+        let mut namespaces = Vec::with_capacity(members.len());
+        let mut deferred = Vec::with_capacity(members.len());
         let mut index: FxHashMap<String, usize> = FxHashMap::default();
-        for entry in &entries {
+        for member in &members {
+            let entry = &member.entry;
             let exposed = match (&entry.key.module, per_name[entry.key.name.as_str()]) {
                 (Some(module), n) if n > 1 => format!("{module}_{}", entry.key.name),
                 _ => entry.key.name.clone(),
@@ -57,9 +71,19 @@ impl ResolvedToolBox {
             }
             index.insert(exposed.clone(), tools.len());
             tools.push((exposed, entry.clone()));
+            namespaces.push(member.namespace.clone());
+            deferred.push(member.deferred);
         }
         Ok(ResolvedToolBox {
-            inner: ObservedToolBox::new(Resolution { tools, index }, listeners),
+            inner: ObservedToolBox::new(
+                Resolution {
+                    tools,
+                    namespaces,
+                    deferred,
+                    index,
+                },
+                listeners,
+            ),
         })
     }
 
@@ -79,23 +103,37 @@ impl std::fmt::Debug for ResolvedToolBox {
     }
 }
 
+impl Resolution {
+    /// Tool `i`'s specification as this resolution offers it: under its
+    /// exposed name, in its module's namespace (unless it has its own),
+    /// deferred when the resolution defers it.
+    fn offered(&self, i: usize, mut spec: ToolSpecification) -> ToolSpecification {
+        spec.name = self.tools[i].0.clone();
+        if spec.namespace.is_none() {
+            spec.namespace = self.namespaces[i].clone();
+        }
+        spec.deferred |= self.deferred[i];
+        spec
+    }
+}
+
 impl ToolBox for Resolution {
     fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
         self.tools
             .iter()
-            .filter_map(|(exposed, entry)| {
-                let mut spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
-                spec.name = exposed.clone();
-                Some(spec)
+            .enumerate()
+            .filter_map(|(i, (_, entry))| {
+                let spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
+                Some(self.offered(i, spec))
             })
             .collect()
     }
 
     fn specification(&self, name: &str, ctx: &Context) -> Option<Cow<'_, ToolSpecification>> {
-        let (exposed, entry) = &self.tools[*self.index.get(name)?];
-        let mut spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
-        spec.name = exposed.clone();
-        Some(Cow::Owned(spec))
+        let i = *self.index.get(name)?;
+        let entry = &self.tools[i].1;
+        let spec = entry.source.specification(&entry.tool, ctx)?.into_owned();
+        Some(Cow::Owned(self.offered(i, spec)))
     }
 
     fn contains(&self, name: &str, _: &Context) -> bool {
@@ -105,14 +143,14 @@ impl ToolBox for Resolution {
     fn catalog(&self) -> Vec<ToolSpecification> {
         self.tools
             .iter()
-            .filter_map(|(exposed, entry)| {
-                let mut spec = entry
+            .enumerate()
+            .filter_map(|(i, (_, entry))| {
+                let spec = entry
                     .source
                     .catalog()
                     .into_iter()
                     .find(|s| s.name == entry.tool)?;
-                spec.name = exposed.clone();
-                Some(spec)
+                Some(self.offered(i, spec))
             })
             .collect()
     }

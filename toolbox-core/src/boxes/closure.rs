@@ -161,6 +161,9 @@ impl FnTool {
                 parameters,
                 output_schema: None,
                 annotations: None,
+                namespace: None,
+                deferred: false,
+                examples: Vec::new(),
             },
             invoke: Arc::new(invoke),
             check: Arc::new(move |arguments| take(arguments).map(drop)),
@@ -216,6 +219,28 @@ impl FnTool {
     /// Marks the tool idempotent.
     pub fn idempotent(mut self) -> Self {
         self.annotations().idempotent = Some(true);
+        self
+    }
+
+    /// Adds an example argument object, shown to the model (Anthropic's
+    /// `input_examples`, appended to the description elsewhere) and
+    /// checked against the tool's schema by
+    /// [`check_surface`](crate::provider::check_surface).
+    pub fn with_example(mut self, example: serde_json::Value) -> Self {
+        self.specification.examples.push(example);
+        self
+    }
+
+    /// Marks the tool deferred: a [`Catalog`](crate::catalog::Catalog)
+    /// offers it only once a tool search revealed it.
+    pub fn defer(mut self) -> Self {
+        self.specification.deferred = true;
+        self
+    }
+
+    /// Puts the tool in a namespace (see [`Namespace`](crate::Namespace)).
+    pub fn namespace(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
+        self.specification.namespace = Some(crate::spec::Namespace::new(name, description));
         self
     }
 

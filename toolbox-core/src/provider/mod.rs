@@ -143,7 +143,20 @@ impl Provider {
                 dialect: dialect.label(),
                 source,
             })?;
-        Ok(match self {
+        // Anthropic takes examples as `input_examples`; every other dialect
+        // reads them in the description.
+        let described;
+        let (spec, examples) = match self {
+            Provider::Anthropic { .. } => (spec, spec.examples.as_slice()),
+            _ if spec.examples.is_empty() => (spec, &[][..]),
+            _ => {
+                let mut with_examples = spec.clone();
+                with_examples.description = described_with_examples(spec);
+                described = with_examples;
+                (&described, &[][..])
+            }
+        };
+        let mut definition = match self {
             Provider::OpenAiChat { strict } => json!({
                 "type": "function",
                 "function": {"name": spec.name, "description": spec.description, "parameters": parameters, "strict": strict}
@@ -162,7 +175,11 @@ impl Provider {
                 "name": spec.name, "description": spec.description, "parameters": parameters
             }),
             Provider::Mcp => mcp_tool(spec, parameters),
-        })
+        };
+        if !examples.is_empty() {
+            definition["input_examples"] = Value::Array(examples.to_vec());
+        }
+        Ok(definition)
     }
 
     /// The `tools` value of a request: a list of definitions, or for Gemini
@@ -302,10 +319,25 @@ impl Provider {
                     .iter()
                     .enumerate()
                     .filter(|(_, item)| {
-                        item.get("type").and_then(Value::as_str) == Some("function_call")
+                        let kind = item.get("type").and_then(Value::as_str);
+                        kind == Some("function_call")
+                            || (kind == Some("tool_search_call")
+                                && item.get("execution").and_then(Value::as_str) == Some("client"))
                     })
                     .map(|(i, item)| {
                         let path = format!("output[{i}]");
+                        if item.get("type").and_then(Value::as_str) == Some("tool_search_call") {
+                            // A search the application answers, with a
+                            // `tool_search_output` (see `Catalog`).
+                            return Ok(ToolCall {
+                                id: Some(reader.string(item, "call_id", &path)?),
+                                name: OPENAI_TOOL_SEARCH.to_owned(),
+                                arguments: take_arguments(item.get("arguments")),
+                                extra: Some(
+                                    json!({"type": "tool_search_call", "execution": "client"}),
+                                ),
+                            });
+                        }
                         Ok(ToolCall {
                             id: Some(reader.string(item, "call_id", &path)?),
                             name: reader.string(item, "name", &path)?,
@@ -399,6 +431,9 @@ impl Provider {
     /// );
     /// ```
     pub fn result_messages_json<R: Answered>(self, results: &[R]) -> String {
+        if results.iter().any(|r| special_result(r.call())) {
+            return serde_json::to_string(&self.result_messages(results)).unwrap_or_default();
+        }
         write::messages(self, results).unwrap_or_else(|_| {
             serde_json::to_string(&self.result_messages(results)).unwrap_or_default()
         })
@@ -432,6 +467,20 @@ impl Provider {
                 .map(Answered::parts)
                 .enumerate()
                 .map(|(i, (call, response))| {
+                    if is_tool_search_call(call) {
+                        // The loaded definitions, or none when the search
+                        // failed (its error is logged by the runner).
+                        let tools = match serde_json::from_str::<Value>(&response.content) {
+                            Ok(tools @ Value::Array(_)) if !response.is_error => tools,
+                            _ => Value::Array(Vec::new()),
+                        };
+                        return object([
+                            ("type", Value::String("tool_search_output".into())),
+                            ("call_id", id(i, call)),
+                            ("execution", Value::String("client".into())),
+                            ("tools", tools),
+                        ]);
+                    }
                     object([
                         ("type", Value::String("function_call_output".into())),
                         ("call_id", id(i, call)),
@@ -445,10 +494,14 @@ impl Provider {
                     .map(Answered::parts)
                     .enumerate()
                     .map(|(i, (call, response))| {
+                        let content = match search_references(call) {
+                            Some(references) if !response.is_error => references,
+                            _ => anthropic_content(response),
+                        };
                         let mut block = object([
                             ("type", Value::String("tool_result".into())),
                             ("tool_use_id", id(i, call)),
-                            ("content", anthropic_content(response)),
+                            ("content", content),
                         ]);
                         if response.is_error {
                             block["is_error"] = Value::Bool(true);
@@ -508,6 +561,57 @@ impl Provider {
                 .collect(),
         }
     }
+}
+
+/// The name a client-executed OpenAI `tool_search_call` is read under.
+pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
+
+/// The key in a [`ToolCall::extra`] that marks a tool search answered for
+/// Anthropic: its result is sent as `tool_reference` blocks.
+pub(crate) const SEARCH_MARK: &str = "toolbox_search";
+
+/// Whether `call` is an OpenAI client-executed `tool_search_call`.
+pub(crate) fn is_tool_search_call(call: &ToolCall) -> bool {
+    call.extra
+        .as_ref()
+        .and_then(|e| e.get("type"))
+        .and_then(Value::as_str)
+        == Some("tool_search_call")
+}
+
+/// The `tool_reference` blocks of a search answered for Anthropic.
+fn search_references(call: &ToolCall) -> Option<Value> {
+    let names = call.extra.as_ref()?.get(SEARCH_MARK)?.as_array()?;
+    Some(Value::Array(
+        names
+            .iter()
+            .map(|name| json!({"type": "tool_reference", "tool_name": name}))
+            .collect(),
+    ))
+}
+
+/// Whether a call's result message is not the plain one (a search answered
+/// for OpenAI Responses or Anthropic).
+pub(crate) fn special_result(call: &ToolCall) -> bool {
+    is_tool_search_call(call)
+        || call
+            .extra
+            .as_ref()
+            .is_some_and(|e| e.get(SEARCH_MARK).is_some())
+}
+
+/// A description with the tool's examples, for a dialect with no field
+/// for them.
+fn described_with_examples(spec: &ToolSpecification) -> String {
+    let mut description = spec.description.clone();
+    description.push_str(if spec.examples.len() == 1 {
+        "\n\nExample arguments: "
+    } else {
+        "\n\nExamples of arguments: "
+    });
+    let examples: Vec<String> = spec.examples.iter().map(Value::to_string).collect();
+    description.push_str(&examples.join("; "));
+    description
 }
 
 /// Whether a response has an image among its parts (what Anthropic and

@@ -253,6 +253,14 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
             let Obj(body): Obj<ResponsesBody<'_>> = serde_json::from_slice(body).ok()?;
             let mut calls = Vec::with_capacity(body.output.len());
             for Obj(item) in body.output {
+                // A tool search the application answers: read as values.
+                if item
+                    .kind
+                    .as_ref()
+                    .is_some_and(|kind| kind.is("tool_search_call"))
+                {
+                    return None;
+                }
                 if item
                     .kind
                     .as_ref()

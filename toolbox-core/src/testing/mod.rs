@@ -102,7 +102,8 @@ impl fmt::Display for SurfaceReport {
 /// provider's limits on one request.
 pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> SurfaceReport {
     let dialect = provider.dialect();
-    let specs = toolbox.specifications(&Context::new());
+    let ctx = Context::new();
+    let specs = toolbox.specifications(&ctx);
     let mut violations = Vec::new();
     let mut lowered = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -125,6 +126,34 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
         }
         if spec.description.trim().is_empty() {
             flag(String::new(), "no description: the model needs one".into());
+        }
+        if let Some(namespace) = &spec.namespace {
+            if let Some(problem) = namespace.problem() {
+                flag(
+                    String::new(),
+                    format!("namespace `{}`: {problem}", namespace.name),
+                );
+            }
+        }
+        // Each example is read by the code that reads a call's arguments.
+        for (i, example) in spec.examples.iter().enumerate() {
+            if let Err(error) = toolbox.check(&spec.name, example.into(), &ctx) {
+                let (path, reason) = match &error {
+                    crate::error::ToolError::InvalidArguments { path, reason } => {
+                        (path.clone(), reason.clone())
+                    }
+                    other => (String::new(), other.to_string()),
+                };
+                let at = if path.is_empty() {
+                    format!("examples[{i}]")
+                } else {
+                    format!("examples[{i}].{path}")
+                };
+                flag(
+                    at,
+                    format!("the example does not fit the tool's arguments: {reason}"),
+                );
+            }
         }
         match lower(&spec.parameters, dialect) {
             Err(error) => flag(error.path, error.message),

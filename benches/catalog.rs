@@ -1,0 +1,185 @@
+//! Large tool sets, in one run: the request bytes of the tool definitions
+//! of a 516-tool, 54-namespace catalogue of real MCP schemas, eager and
+//! deferred, per provider (printed before the timings); tool search over
+//! 1,000 and 10,000 tools with the index against a linear scan of the
+//! same tools; the index's build time and the memory it holds.
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+#![allow(unsafe_code)] // the counting allocator forwards to the system's
+
+#[path = "../tests/support/catalog.rs"]
+mod fixture;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use toolbox::catalog::{Catalog, Revealed, ToolIndex, ToolSearch};
+use toolbox::provider::Provider;
+use toolbox::ToolSpecification;
+
+/// Counts the bytes held, for the index's memory.
+struct Counting;
+
+static HELD: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        HELD.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        HELD.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const PROVIDERS: [(&str, Provider); 6] = [
+    (
+        "OpenAI Responses",
+        Provider::OpenAiResponses { strict: false },
+    ),
+    ("OpenAI Chat", Provider::OpenAiChat { strict: false }),
+    ("Anthropic", Provider::Anthropic { strict: false }),
+    ("Gemini", Provider::Gemini),
+    ("Gemini parameters", Provider::GeminiLegacy),
+    ("MCP", Provider::Mcp),
+];
+
+fn bytes(catalog: &Catalog, provider: Provider, revealed: &Revealed) -> usize {
+    catalog
+        .definitions(provider, revealed)
+        .expect("the catalogue lowers")
+        .to_string()
+        .len()
+}
+
+/// The request bytes of the tool definitions, eager and deferred.
+fn report_bytes() {
+    let deferred = fixture::large(6);
+    let eager: Vec<ToolSpecification> = deferred
+        .iter()
+        .cloned()
+        .map(|s| s.with_deferred(false))
+        .collect();
+    let tools = deferred.len();
+    let eager = Catalog::new(eager).expect("a catalogue");
+    let deferred = Catalog::new(deferred).expect("a catalogue");
+    let hosted = deferred.clone().hosted_search(true);
+    // Five tools revealed by one search, as after a search step.
+    let mut revealed = Revealed::new();
+    for hit in deferred.search("acme github open a new issue", 5) {
+        revealed.insert(hit.name);
+    }
+    println!("request bytes of the tool definitions, {tools} tools in 54 namespaces:");
+    println!(
+        "| provider | eager | deferred | ratio | after one search (5 revealed) | hosted search |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (name, provider) in PROVIDERS {
+        let e = bytes(&eager, provider, &Revealed::new());
+        let d = bytes(&deferred, provider, &Revealed::new());
+        let after = bytes(&deferred, provider, &revealed);
+        let hosted = match provider {
+            Provider::OpenAiResponses { .. } | Provider::Anthropic { .. } => {
+                bytes(&hosted, provider, &Revealed::new()).to_string()
+            }
+            _ => "—".to_owned(),
+        };
+        println!(
+            "| {name} | {e} | {d} | {:.2} % | {after} | {hosted} |",
+            100.0 * d as f64 / e as f64
+        );
+    }
+}
+
+/// The baseline: each tool's words read again for every query, scored by
+/// how many query words they contain.
+fn linear_scan<'s>(specs: &'s [ToolSpecification], query: &str, limit: usize) -> Vec<&'s str> {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let query = words(query);
+    let mut scored: Vec<(usize, &str)> = specs
+        .iter()
+        .map(|spec| {
+            let mut text = format!("{} {}", spec.name, spec.description);
+            if let Some(properties) = spec.parameters["properties"].as_object() {
+                for (key, value) in properties {
+                    text.push(' ');
+                    text.push_str(key);
+                    if let Some(d) = value["description"].as_str() {
+                        text.push(' ');
+                        text.push_str(d);
+                    }
+                }
+            }
+            let doc = words(&text);
+            (
+                query.iter().filter(|q| doc.contains(q)).count(),
+                spec.name.as_str(),
+            )
+        })
+        .filter(|(score, _)| *score > 0)
+        .collect();
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+    scored
+        .into_iter()
+        .take(limit)
+        .map(|(_, name)| name)
+        .collect()
+}
+
+fn bench_search(c: &mut Criterion) {
+    report_bytes();
+    let query = "list the open pull requests of a repository";
+    let mut group = c.benchmark_group("catalog_search");
+    for size in [1_000usize, 10_000] {
+        let specs: Vec<ToolSpecification> = fixture::large(size.div_ceil(86))
+            .into_iter()
+            .take(size)
+            .collect();
+        let index = ToolIndex::new(&specs);
+        assert!(!index.search(query, 5).is_empty());
+        group.bench_function(format!("index/{size}"), |b| {
+            b.iter(|| index.search(black_box(query), 5))
+        });
+        group.bench_function(format!("linear_scan/{size}"), |b| {
+            b.iter(|| linear_scan(&specs, black_box(query), 5))
+        });
+    }
+    group.finish();
+
+    let specs: Vec<ToolSpecification> = fixture::large(117).into_iter().take(10_000).collect();
+    let before = HELD.load(Ordering::Relaxed);
+    let index = ToolIndex::new(&specs);
+    let held = HELD.load(Ordering::Relaxed) - before;
+    println!(
+        "the index over {} tools holds {:.1} MB ({} bytes a tool)",
+        index.len(),
+        held as f64 / 1e6,
+        held / index.len() as isize
+    );
+    drop(index);
+    let mut group = c.benchmark_group("catalog_build");
+    group.sample_size(10);
+    group.bench_function("index/10000", |b| {
+        b.iter(|| ToolIndex::new(black_box(&specs)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_search);
+criterion_main!(benches);

@@ -1,0 +1,416 @@
+//! The search index over a catalogue's tools: BM25F over the words of each
+//! tool's name, namespace, description and parameters.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::spec::ToolSpecification;
+
+/// One tool a search found, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchHit {
+    /// The tool's name.
+    pub name: String,
+    /// How well it matched (higher is better; comparable within one search).
+    pub score: f32,
+}
+
+/// Finds tools for a query. [`ToolIndex`] is the built-in ranking; an
+/// application may plug its own (an embedding search) into a
+/// [`Catalog`](super::Catalog) with
+/// [`with_search`](super::Catalog::with_search).
+pub trait ToolSearch: Send + Sync {
+    /// The best `limit` tools for `query`, best first; names only of tools
+    /// the search was built over.
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit>;
+}
+
+/// How much a word counts where it was found.
+const NAME: f32 = 3.0;
+const TITLE: f32 = 2.0;
+const NAMESPACE: f32 = 1.5;
+const PARAMETER: f32 = 1.5;
+const DESCRIPTION: f32 = 1.0;
+const NAMESPACE_DESCRIPTION: f32 = 0.4;
+const PARAMETER_DESCRIPTION: f32 = 0.5;
+/// A query word that only starts an indexed word counts this much.
+const PREFIX: f32 = 0.5;
+/// BM25's saturation and length normalisation.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// How deep parameter names and descriptions are read.
+const MAX_SCHEMA_DEPTH: usize = 4;
+
+/// A BM25F index over tool specifications: built once, updated as tools
+/// are added or removed, searched in well under a millisecond for ten
+/// thousand tools.
+///
+/// ```
+/// use toolbox_core::catalog::{ToolIndex, ToolSearch};
+/// use toolbox_core::ToolSpecification;
+/// let index = ToolIndex::new(&[
+///     ToolSpecification::new("get_weather", "Current weather for a city."),
+///     ToolSpecification::new("create_issue", "Open an issue in a repository."),
+/// ]);
+/// assert_eq!(index.search("open a new github issue", 1)[0].name, "create_issue");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ToolIndex {
+    /// Each term's postings: (document, weighted term frequency).
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    /// The vocabulary, sorted, for prefix matches.
+    terms: Vec<String>,
+    /// Each document's tool name, `None` once removed.
+    names: Vec<Option<String>>,
+    /// Each document's weighted length.
+    lengths: Vec<f32>,
+    live: usize,
+    total_length: f32,
+}
+
+impl ToolIndex {
+    /// An index over `specs`.
+    pub fn new<'s>(specs: impl IntoIterator<Item = &'s ToolSpecification>) -> Self {
+        let mut index = ToolIndex::default();
+        for spec in specs {
+            index.add(spec);
+        }
+        index.sort_terms();
+        index
+    }
+
+    /// Adds a tool (a tool of the same name is replaced).
+    pub fn insert(&mut self, spec: &ToolSpecification) {
+        self.remove(&spec.name);
+        self.add(spec);
+        self.sort_terms();
+    }
+
+    /// Removes a tool; whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(doc) = self.names.iter().position(|n| n.as_deref() == Some(name)) else {
+            return false;
+        };
+        self.names[doc] = None;
+        self.live -= 1;
+        self.total_length -= self.lengths[doc];
+        for postings in self.postings.values_mut() {
+            postings.retain(|(d, _)| *d as usize != doc);
+        }
+        true
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether it holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    fn add(&mut self, spec: &ToolSpecification) {
+        let doc = self.names.len() as u32;
+        let mut weights: HashMap<String, f32> = HashMap::new();
+        let mut length = 0.0;
+        let mut field = |text: &str, weight: f32| {
+            for word in words(text) {
+                *weights.entry(word).or_default() += weight;
+                length += weight;
+            }
+        };
+        field(&spec.name, NAME);
+        if let Some(title) = &spec.title {
+            field(title, TITLE);
+        }
+        field(&spec.description, DESCRIPTION);
+        if let Some(namespace) = &spec.namespace {
+            field(&namespace.name, NAMESPACE);
+            field(&namespace.description, NAMESPACE_DESCRIPTION);
+        }
+        parameters(&spec.parameters, 0, &mut field);
+        for (term, weight) in weights {
+            self.postings.entry(term).or_default().push((doc, weight));
+        }
+        self.names.push(Some(spec.name.clone()));
+        self.lengths.push(length);
+        self.live += 1;
+        self.total_length += length;
+    }
+
+    fn sort_terms(&mut self) {
+        self.terms = self.postings.keys().cloned().collect();
+        self.terms.sort_unstable();
+    }
+
+    /// The postings of `term`, and of the indexed words it starts.
+    fn matches<'i>(&'i self, term: &str, mut each: impl FnMut(&'i [(u32, f32)], f32)) {
+        if let Some(postings) = self.postings.get(term) {
+            each(postings, 1.0);
+        }
+        if term.len() < 3 {
+            return;
+        }
+        let start = self.terms.partition_point(|t| t.as_str() <= term);
+        for longer in self.terms[start..]
+            .iter()
+            .take_while(|t| t.starts_with(term))
+            .take(16)
+        {
+            each(&self.postings[longer], PREFIX);
+        }
+    }
+}
+
+impl ToolSearch for ToolIndex {
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        if self.live == 0 || limit == 0 {
+            return Vec::new();
+        }
+        let mut terms: Vec<(String, f32)> = Vec::new();
+        for word in words(query) {
+            for synonym in synonyms(&word) {
+                terms.push((stem(synonym), SYNONYM));
+            }
+            terms.push((word, 1.0));
+        }
+        // Each term once, at its highest weight.
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        terms.dedup_by(|a, b| a.0 == b.0);
+        let docs = self.live as f32;
+        let average = (self.total_length / docs).max(f32::EPSILON);
+        let mut scores = vec![0f32; self.names.len()];
+        for (term, term_weight) in &terms {
+            self.matches(term, |postings, weight| {
+                let weight = weight * term_weight;
+                let n = postings.len() as f32;
+                let idf = ((docs - n + 0.5) / (n + 0.5) + 1.0).ln();
+                for &(doc, tf) in postings {
+                    let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / average);
+                    scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
+                }
+            });
+        }
+        let mut hits: Vec<(u32, f32)> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(d, s)| (d as u32, *s))
+            .collect();
+        let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, by_score);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable_by(by_score);
+        hits.into_iter()
+            .filter_map(|(doc, score)| {
+                Some(SearchHit {
+                    name: self.names[doc as usize].clone()?,
+                    score,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Reads the property names and descriptions of a schema.
+fn parameters(schema: &Value, depth: usize, field: &mut impl FnMut(&str, f32)) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if depth > 0 {
+        if let Some(text) = object.get("description").and_then(Value::as_str) {
+            field(text, PARAMETER_DESCRIPTION);
+        }
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            field(name, PARAMETER);
+            parameters(property, depth + 1, field);
+        }
+    }
+    if let Some(items) = object.get("items") {
+        parameters(items, depth + 1, field);
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if let Some(branches) = object.get(keyword).and_then(Value::as_array) {
+            for branch in branches {
+                parameters(branch, depth + 1, field);
+            }
+        }
+    }
+}
+
+/// A query word's synonym counts this much.
+const SYNONYM: f32 = 0.7;
+
+/// Words a user says for what tools call otherwise.
+const SYNONYMS: &[(&str, &[&str])] = &[
+    ("folder", &["directory"]),
+    ("dir", &["directory"]),
+    ("repo", &["repository"]),
+    ("pr", &["pull", "request"]),
+    ("mkdir", &["create", "directory"]),
+    ("remove", &["delete"]),
+    ("erase", &["delete"]),
+    ("forget", &["delete"]),
+    ("drop", &["delete"]),
+    ("find", &["search"]),
+    ("lookup", &["search"]),
+    ("look", &["search"]),
+    ("query", &["search"]),
+    ("download", &["fetch", "url"]),
+    ("scrape", &["fetch", "url"]),
+    ("browse", &["fetch", "url"]),
+    ("rename", &["move"]),
+    ("fact", &["observation"]),
+    ("person", &["entity"]),
+    ("people", &["entity"]),
+    ("picture", &["image"]),
+    ("photo", &["image"]),
+    ("clock", &["time", "current"]),
+    ("now", &["current"]),
+    ("timezone", &["time"]),
+    ("sum", &["add"]),
+    ("plus", &["add"]),
+    ("web", &["url"]),
+    ("page", &["url"]),
+    ("website", &["url"]),
+    ("make", &["create"]),
+    ("new", &["create"]),
+    ("change", &["update", "edit"]),
+    ("modify", &["update", "edit"]),
+];
+
+/// The synonyms of a query word (by its stem).
+fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
+    SYNONYMS
+        .iter()
+        .filter(move |(said, _)| stem(said) == word)
+        .flat_map(|(_, meant)| meant.iter().copied())
+}
+
+/// Words too common to tell tools apart.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get",
+    "i", "in", "is", "it", "me", "my", "of", "on", "or", "please", "that", "the", "this", "to",
+    "use", "want", "what", "which", "with", "you",
+];
+
+/// The search words of a text: lower case, split at anything but a letter
+/// or digit and at camelCase humps, stop words dropped, plurals and verb
+/// endings cut (`issues` → `issue`, `created` → `creat`, `creating` → `creat`).
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            let lower = word.to_lowercase();
+            if !STOP_WORDS.contains(&lower.as_str()) {
+                out.push(stem(&lower));
+            }
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower {
+                flush(&mut word, &mut out);
+            }
+            previous_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.push(c);
+        } else {
+            previous_lower = false;
+            flush(&mut word, &mut out);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// A light English stemmer: enough that a query's word form meets the
+/// tool's (`list files` finds `list_file`).
+fn stem(word: &str) -> String {
+    let cut = |suffix: &str, min: usize| {
+        word.strip_suffix(suffix)
+            .filter(|stem| stem.chars().count() >= min)
+    };
+    let mut stem = word;
+    if let Some(cut) = cut("ies", 2) {
+        return format!("{cut}y");
+    }
+    for (suffix, min) in [("ing", 3), ("ed", 3), ("es", 3), ("s", 3)] {
+        if let Some(cut) = cut(suffix, min) {
+            if suffix == "s" && (cut.ends_with('s') || cut.ends_with('u')) {
+                break;
+            }
+            if suffix == "es" && !["s", "x", "z", "ch", "sh"].iter().any(|e| cut.ends_with(e)) {
+                continue;
+            }
+            stem = cut;
+            break;
+        }
+    }
+    // `create`, `creates` and `created` meet at `creat`.
+    match stem.strip_suffix('e') {
+        Some(cut) if cut.chars().count() >= 3 => cut.to_owned(),
+        _ => stem.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn words_split_names_and_cut_endings() {
+        assert_eq!(words("list_open_orders"), ["list", "open", "order"]);
+        assert_eq!(words("getCustomerById"), ["customer", "id"]);
+        assert_eq!(words("Creating issues"), words("created issue"));
+        assert_eq!(words("the repositories"), ["repository"]);
+        assert_eq!(words("branches"), ["branch"]);
+    }
+
+    #[test]
+    fn parameters_and_prefixes_count() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("fetch", "Fetches a URL.").with_parameters(json!({
+                "type": "object",
+                "properties": {"url": {"type": "string", "description": "The address to download"}}
+            })),
+            ToolSpecification::new("read_file", "Reads a file from disk."),
+        ]);
+        assert_eq!(index.search("download a page", 2)[0].name, "fetch");
+        assert_eq!(index.search("read", 2)[0].name, "read_file");
+        // `repo` starts `repository`.
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("fork", "Forks a repository."),
+            ToolSpecification::new("now", "The time."),
+        ]);
+        assert_eq!(index.search("repo", 5).len(), 1);
+    }
+
+    #[test]
+    fn removed_tools_are_not_found() {
+        let mut index = ToolIndex::new(&[
+            ToolSpecification::new("a_tool", "Sends mail."),
+            ToolSpecification::new("b_tool", "Sends mail too."),
+        ]);
+        assert!(index.remove("a_tool"));
+        assert!(!index.remove("a_tool"));
+        let hits = index.search("mail", 5);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].name, "b_tool");
+        index.insert(&ToolSpecification::new("a_tool", "Sends mail."));
+        assert_eq!(index.search("mail", 5).len(), 2);
+        assert_eq!(index.len(), 2);
+    }
+}

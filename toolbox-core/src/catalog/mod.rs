@@ -1,0 +1,508 @@
+//! Large tool sets: namespaces, deferred tools and tool search.
+//!
+//! A [`Catalog`] holds a box's tools and a search index over them. Its
+//! [`definitions`](Catalog::definitions) are what one request offers: the
+//! tools that are not deferred, a search tool, and the deferred tools a
+//! search has revealed so far ([`Revealed`], kept by the
+//! [`TurnRunner`](crate::turn::TurnRunner) across the requests of a
+//! conversation). Per provider:
+//!
+//! | provider | namespaces | search (default, answered by toolbox) | [`hosted_search`](Catalog::hosted_search) |
+//! | --- | --- | --- | --- |
+//! | OpenAI Responses | `namespace` objects | client `tool_search`, answered with `tool_search_output` | every tool, deferred ones `defer_loading`, `tool_search` |
+//! | Anthropic | flat names | `search_tools`, answered with `tool_reference` blocks; revealed tools sent with `defer_loading` | every tool, deferred ones `defer_loading`, `tool_search_tool_bm25` |
+//! | Chat Completions, Gemini, MCP | flat names | `search_tools`; revealed tools offered in full from the next request | — (no native search) |
+
+mod index;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub use index::{SearchHit, ToolIndex, ToolSearch};
+
+use crate::{
+    args::ToolCall,
+    error::ToolError,
+    provider::{Provider, ProviderError},
+    response::ToolResponse,
+    spec::{Namespace, ToolSpecification},
+};
+
+/// The name of toolbox's own search tool, where a provider has none.
+pub const SEARCH_TOOL: &str = "search_tools";
+
+pub use crate::provider::OPENAI_TOOL_SEARCH;
+
+/// How many tools one search reveals by default.
+pub const DEFAULT_RESULTS: usize = 5;
+
+pub use crate::spec::MAX_NAMESPACE_DESCRIPTION;
+
+use crate::provider::{is_tool_search_call, SEARCH_MARK};
+
+/// The deferred tools a conversation's searches have revealed.
+/// Serializable, so a pending turn keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Revealed {
+    tools: BTreeSet<String>,
+}
+
+impl Revealed {
+    /// Nothing revealed.
+    pub fn new() -> Self {
+        Revealed::default()
+    }
+
+    /// Whether `tool` was revealed.
+    pub fn contains(&self, tool: &str) -> bool {
+        self.tools.contains(tool)
+    }
+
+    /// Reveals `tool`; whether it was new.
+    pub fn insert(&mut self, tool: impl Into<String>) -> bool {
+        self.tools.insert(tool.into())
+    }
+
+    /// The revealed tools, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(String::as_str)
+    }
+
+    /// How many were revealed.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// A box's tools offered a few at a time: namespaces, deferred tools and a
+/// search over them.
+///
+/// ```
+/// use toolbox_core::catalog::{Catalog, Revealed};
+/// use toolbox_core::provider::Provider;
+/// use toolbox_core::{Namespace, ToolSpecification};
+///
+/// let crm = Namespace::new("crm", "Customers and their orders.");
+/// let catalog = Catalog::new(vec![
+///     ToolSpecification::new("now", "The current time."),
+///     ToolSpecification::new("get_customer", "A customer by id.").with_namespace(crm.clone()).with_deferred(true),
+///     ToolSpecification::new("list_orders", "A customer's orders.").with_namespace(crm).with_deferred(true),
+/// ])?;
+/// let mut revealed = Revealed::new();
+/// let tools = catalog.definitions(Provider::Gemini, &revealed)?;
+/// let names: Vec<&str> = tools[0]["functionDeclarations"].as_array().unwrap().iter()
+///     .map(|d| d["name"].as_str().unwrap()).collect();
+/// assert_eq!(names, ["now", "search_tools"]);
+///
+/// for hit in catalog.search("orders of a customer", 1) {
+///     revealed.insert(hit.name);
+/// }
+/// assert!(revealed.contains("list_orders"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Catalog {
+    specs: Vec<ToolSpecification>,
+    by_name: HashMap<String, usize>,
+    search: Arc<dyn ToolSearch>,
+    hosted: bool,
+    results: usize,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("tools", &self.specs.len())
+            .field(
+                "deferred",
+                &self.specs.iter().filter(|s| s.deferred).count(),
+            )
+            .field("hosted", &self.hosted)
+            .finish()
+    }
+}
+
+/// A catalogue that cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// Two tools share a name.
+    #[error("two tools are named `{0}`; a catalogue needs one name per tool")]
+    DuplicateName(String),
+    /// A tool takes the search tool's name while another tool is deferred.
+    #[error("a tool is named `{SEARCH_TOOL}`, the name of the catalogue's search tool; rename it")]
+    SearchToolName,
+    /// A namespace's description is empty or too long, or two tools give
+    /// one namespace different descriptions.
+    #[error("namespace `{name}`: {problem}")]
+    Namespace {
+        /// The namespace.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl Catalog {
+    /// A catalogue of `specs`, with a [`ToolIndex`] over them.
+    pub fn new(specs: Vec<ToolSpecification>) -> Result<Self, CatalogError> {
+        let index = ToolIndex::new(&specs);
+        Self::with_index(specs, Arc::new(index))
+    }
+
+    /// A catalogue of the tools `toolbox` offers in `ctx`.
+    pub fn of<B: crate::toolbox::ToolBox + ?Sized>(
+        toolbox: &B,
+        ctx: &crate::context::Context,
+    ) -> Result<Self, CatalogError> {
+        Self::new(toolbox.specifications(ctx))
+    }
+
+    fn with_index(
+        specs: Vec<ToolSpecification>,
+        search: Arc<dyn ToolSearch>,
+    ) -> Result<Self, CatalogError> {
+        let mut by_name = HashMap::with_capacity(specs.len());
+        for (i, spec) in specs.iter().enumerate() {
+            if by_name.insert(spec.name.clone(), i).is_some() {
+                return Err(CatalogError::DuplicateName(spec.name.clone()));
+            }
+        }
+        if specs.iter().any(|s| s.deferred) && by_name.contains_key(SEARCH_TOOL) {
+            return Err(CatalogError::SearchToolName);
+        }
+        let mut namespaces: BTreeMap<&str, &str> = BTreeMap::new();
+        for namespace in specs.iter().filter_map(|s| s.namespace.as_ref()) {
+            if let Some(problem) = namespace.problem() {
+                return Err(CatalogError::Namespace {
+                    name: namespace.name.clone(),
+                    problem,
+                });
+            }
+            match namespaces.insert(&namespace.name, &namespace.description) {
+                Some(other) if other != namespace.description => {
+                    return Err(CatalogError::Namespace {
+                        name: namespace.name.clone(),
+                        problem: "its tools give it different descriptions".to_owned(),
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(Catalog {
+            specs,
+            by_name,
+            search,
+            hosted: false,
+            results: DEFAULT_RESULTS,
+        })
+    }
+
+    /// Ranks with `search` instead of the built-in [`ToolIndex`] (an
+    /// embedding search, say), built by the application over the same
+    /// tools.
+    pub fn with_search(mut self, search: impl ToolSearch + 'static) -> Self {
+        self.search = Arc::new(search);
+        self
+    }
+
+    /// Lets the provider search where it can (OpenAI Responses' hosted
+    /// `tool_search`, Anthropic's `tool_search_tool_bm25`): every tool is
+    /// sent, the deferred ones marked `defer_loading`, and the provider
+    /// loads what its search finds. The request is as large as an eager
+    /// one (the model's context is not). Off by default: toolbox answers
+    /// the searches, and a request carries only what was revealed.
+    pub fn hosted_search(mut self, hosted: bool) -> Self {
+        self.hosted = hosted;
+        self
+    }
+
+    /// Reveals at most `results` tools per search (at least 1; 5 by default).
+    pub fn results(mut self, results: usize) -> Self {
+        self.results = results.max(1);
+        self
+    }
+
+    /// Every tool.
+    pub fn specifications(&self) -> &[ToolSpecification] {
+        &self.specs
+    }
+
+    /// One tool by name.
+    pub fn specification(&self, name: &str) -> Option<&ToolSpecification> {
+        self.by_name.get(name).map(|&i| &self.specs[i])
+    }
+
+    /// The namespaces of the tools, each once, in name order.
+    pub fn namespaces(&self) -> Vec<&Namespace> {
+        let mut seen: BTreeMap<&str, &Namespace> = BTreeMap::new();
+        for namespace in self.specs.iter().filter_map(|s| s.namespace.as_ref()) {
+            seen.entry(&namespace.name).or_insert(namespace);
+        }
+        seen.into_values().collect()
+    }
+
+    /// Whether any tool is deferred (else the catalogue offers every tool
+    /// and no search tool).
+    pub fn has_deferred(&self) -> bool {
+        self.specs.iter().any(|s| s.deferred)
+    }
+
+    /// Whether the provider's own search is used where it has one.
+    pub fn is_hosted(&self) -> bool {
+        self.hosted
+    }
+
+    /// The tools that best match `query`, best first.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.search
+            .search(query, limit)
+            .into_iter()
+            .filter(|hit| self.by_name.contains_key(&hit.name))
+            .collect()
+    }
+
+    /// The specification of toolbox's search tool: its description names
+    /// the namespaces (what the model sees of the deferred tools).
+    pub fn search_tool(&self) -> ToolSpecification {
+        let mut description = String::from(
+            "Finds tools by what they do and loads them, so you can call them from your next step. \
+             Search whenever no loaded tool fits the task; describe the task in a few words.",
+        );
+        let namespaces = self.namespaces();
+        if !namespaces.is_empty() {
+            description.push_str(" Tool groups:");
+            for namespace in namespaces {
+                description.push_str(&format!(" {}: {};", namespace.name, namespace.description));
+            }
+            description.pop();
+            description.push('.');
+        }
+        ToolSpecification::new(SEARCH_TOOL, description).with_parameters(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the tool should do, in a few words."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }))
+    }
+
+    /// The `tools` of the next request to `provider`, given what the
+    /// conversation's searches revealed. Without deferred tools, every
+    /// tool (as namespaces for OpenAI Responses).
+    pub fn definitions(
+        &self,
+        provider: Provider,
+        revealed: &Revealed,
+    ) -> Result<Value, ProviderError> {
+        let deferred = self.has_deferred();
+        match provider {
+            Provider::OpenAiResponses { .. } => {
+                let offered: Vec<&ToolSpecification> = self
+                    .specs
+                    .iter()
+                    .filter(|s| !deferred || self.hosted || !s.deferred)
+                    .collect();
+                let mut tools = responses_tools(provider, &offered)?;
+                if deferred && self.hosted {
+                    tools.push(json!({"type": "tool_search"}));
+                } else if deferred {
+                    let search = self.search_tool();
+                    tools.push(json!({
+                        "type": "tool_search",
+                        "execution": "client",
+                        "description": search.description,
+                        "parameters": search.parameters,
+                    }));
+                }
+                Ok(Value::Array(tools))
+            }
+            Provider::Anthropic { .. } => {
+                let mut offered: Vec<ToolSpecification> = self
+                    .specs
+                    .iter()
+                    .filter(|s| {
+                        !deferred || self.hosted || !s.deferred || revealed.contains(&s.name)
+                    })
+                    .cloned()
+                    .collect();
+                if deferred && !self.hosted {
+                    offered.push(self.search_tool());
+                }
+                let mut tools = provider.definitions(&offered)?;
+                if let Value::Array(definitions) = &mut tools {
+                    for (definition, spec) in definitions.iter_mut().zip(&offered) {
+                        if spec.deferred {
+                            definition["defer_loading"] = Value::Bool(true);
+                        }
+                    }
+                    if deferred && self.hosted {
+                        definitions.push(json!({
+                            "type": "tool_search_tool_bm25_20251119",
+                            "name": "tool_search_tool_bm25"
+                        }));
+                    }
+                }
+                Ok(tools)
+            }
+            _ => {
+                let mut offered: Vec<ToolSpecification> = self
+                    .specs
+                    .iter()
+                    .filter(|s| !s.deferred || revealed.contains(&s.name))
+                    .cloned()
+                    .collect();
+                if deferred {
+                    offered.push(self.search_tool());
+                }
+                provider.definitions(&offered)
+            }
+        }
+    }
+
+    /// Whether `call` is a search this catalogue answers: toolbox's
+    /// `search_tools`, or an OpenAI client `tool_search_call`.
+    pub fn is_search(&self, call: &ToolCall) -> bool {
+        self.has_deferred()
+            && !self.hosted
+            && (call.name == SEARCH_TOOL || is_tool_search_call(call))
+    }
+
+    /// Why a call to `name` may not run yet: a deferred tool the
+    /// conversation's searches have not revealed (the provider's own
+    /// search reveals it under [`hosted_search`](Self::hosted_search)).
+    pub fn refusal(&self, name: &str, revealed: &Revealed) -> Option<ToolError> {
+        let spec = self.specification(name)?;
+        (spec.deferred && !self.hosted && !revealed.contains(name)).then(|| {
+            ToolError::failed(format!(
+                "the tool `{}` is not loaded yet, so it did not run: find it with `{SEARCH_TOOL}` first, then call it",
+                crate::echo::echo(name)
+            ))
+        })
+    }
+
+    /// Answers a search call for `provider`: the matches are added to
+    /// `revealed`, and the response says what was found in the form the
+    /// provider reads (OpenAI Responses: the loaded definitions, for a
+    /// `tool_search_output`; Anthropic: the names, sent as
+    /// `tool_reference` blocks; elsewhere a list the model reads). The
+    /// call's `extra` is marked where its result message needs it.
+    pub fn answer(
+        &self,
+        provider: Option<Provider>,
+        call: &mut ToolCall,
+        revealed: &mut Revealed,
+    ) -> ToolResponse {
+        let query =
+            match call.arguments.get("query") {
+                Some(Value::String(query)) if !query.trim().is_empty() => query.clone(),
+                Some(Value::String(_)) => return ToolResponse::error(
+                    "invalid arguments at `query`: the query is empty; say what the tool should do",
+                ),
+                Some(_) => {
+                    return ToolResponse::error("invalid arguments at `query`: expected a string")
+                }
+                None => {
+                    return ToolResponse::error(
+                        "invalid arguments: missing field `query`; say what the tool should do",
+                    )
+                }
+            };
+        let hits: Vec<&ToolSpecification> = self
+            .search(&query, self.results)
+            .into_iter()
+            .filter_map(|hit| self.specification(&hit.name))
+            .collect();
+        for spec in &hits {
+            revealed.insert(spec.name.clone());
+        }
+        tracing::info!(
+            target: "toolbox::catalog",
+            query = %crate::echo::echo(&query),
+            found = hits.len(),
+            "tool search"
+        );
+        match provider {
+            Some(provider @ Provider::OpenAiResponses { .. }) if is_tool_search_call(call) => {
+                let mut loaded: Vec<ToolSpecification> = hits.into_iter().cloned().collect();
+                for spec in &mut loaded {
+                    spec.deferred = true;
+                }
+                let loaded: Vec<&ToolSpecification> = loaded.iter().collect();
+                match responses_tools(provider, &loaded) {
+                    Ok(tools) => ToolResponse::text(Value::Array(tools).to_string()),
+                    Err(error) => ToolResponse::error(error.to_string()),
+                }
+            }
+            Some(Provider::Anthropic { .. }) if !hits.is_empty() => {
+                let names: Vec<Value> =
+                    hits.iter().map(|s| Value::String(s.name.clone())).collect();
+                let mut extra = match call.extra.take() {
+                    Some(Value::Object(extra)) => extra,
+                    _ => serde_json::Map::new(),
+                };
+                extra.insert(SEARCH_MARK.to_owned(), Value::Array(names));
+                call.extra = Some(Value::Object(extra));
+                ToolResponse::text(found_text(&hits))
+            }
+            _ if hits.is_empty() => ToolResponse::text(format!(
+                "no tool matches `{}`; try other words",
+                crate::echo::echo(&query)
+            )),
+            _ => ToolResponse::text(found_text(&hits)),
+        }
+    }
+}
+
+/// What a model reads of a search's matches.
+fn found_text(hits: &[&ToolSpecification]) -> String {
+    let tools: Vec<Value> = hits
+        .iter()
+        .map(|s| json!({"name": s.name, "description": s.description}))
+        .collect();
+    json!({"loaded": tools, "note": "these tools can be called from your next step"}).to_string()
+}
+
+/// OpenAI Responses tools: functions in their namespaces (in the order of
+/// each namespace's first tool), the deferred ones `defer_loading`.
+fn responses_tools(
+    provider: Provider,
+    specs: &[&ToolSpecification],
+) -> Result<Vec<Value>, ProviderError> {
+    let mut tools: Vec<Value> = Vec::new();
+    let mut slots: HashMap<&str, usize> = HashMap::new();
+    for spec in specs {
+        let mut definition = provider.definition(spec)?;
+        if spec.deferred {
+            definition["defer_loading"] = Value::Bool(true);
+        }
+        match &spec.namespace {
+            None => tools.push(definition),
+            Some(namespace) => {
+                let slot = *slots.entry(&namespace.name).or_insert_with(|| {
+                    tools.push(json!({
+                        "type": "namespace",
+                        "name": namespace.name,
+                        "description": namespace.description,
+                        "tools": []
+                    }));
+                    tools.len() - 1
+                });
+                if let Some(Value::Array(members)) = tools[slot].get_mut("tools") {
+                    members.push(definition);
+                }
+            }
+        }
+    }
+    Ok(tools)
+}
