@@ -136,7 +136,7 @@ impl ToolSpecification {
     }
 
     /// Adds an example argument object (checked against `parameters` by
-    /// [`check_surface`](crate::provider::check_surface)).
+    /// `testing::check_surface`).
     pub fn with_example(mut self, example: Value) -> Self {
         self.examples.push(example);
         self

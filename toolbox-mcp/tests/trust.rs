@@ -522,6 +522,23 @@ async fn a_list_of_servers_connects_at_once_into_one_box() {
             .content,
         "sunny"
     );
+    // Each server is a namespace: described by its instructions, or by
+    // its name.
+    let specs = servers.specifications(&Context::new());
+    let namespaces: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|s| {
+            let namespace = s.namespace.as_ref().expect("a namespace");
+            (namespace.name.as_str(), namespace.description.as_str())
+        })
+        .collect();
+    assert_eq!(
+        namespaces,
+        [
+            ("crm", "Customers are keyed by email."),
+            ("docs", "Tools of the MCP server `docs`.")
+        ]
+    );
     let listed = servers.servers();
     assert_eq!(listed[0].name, "crm");
     assert_eq!(listed[0].origin, crm_url);

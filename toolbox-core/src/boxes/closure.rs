@@ -225,7 +225,7 @@ impl FnTool {
     /// Adds an example argument object, shown to the model (Anthropic's
     /// `input_examples`, appended to the description elsewhere) and
     /// checked against the tool's schema by
-    /// [`check_surface`](crate::provider::check_surface).
+    /// `testing::check_surface`.
     pub fn with_example(mut self, example: serde_json::Value) -> Self {
         self.specification.examples.push(example);
         self

@@ -418,10 +418,12 @@ impl Catalog {
                     )
                 }
             };
+        // Only tools the provider can be offered are revealed.
         let hits: Vec<&ToolSpecification> = self
             .search(&query, self.results)
             .into_iter()
             .filter_map(|hit| self.specification(&hit.name))
+            .filter(|spec| provider.is_none_or(|p| p.definition(spec).is_ok()))
             .collect();
         for spec in &hits {
             revealed.insert(spec.name.clone());

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use toolbox_core::{
-    BoxFuture, Context, DispatchFuture, MultiToolBox, ToolBox, ToolError, ToolSpecification,
+    BoxFuture, Context, DispatchFuture, MultiToolBox, Namespace, ToolBox, ToolError,
+    ToolSpecification,
 };
 
 use super::connect::{McpConnect, Timeouts};
@@ -251,6 +252,8 @@ pub struct Connected {
 pub struct McpServers {
     servers: Vec<Arc<McpToolBox>>,
     merged: Arc<MultiToolBox>,
+    /// Each server's tool-name prefix (`{box}_`) with its namespace.
+    namespaces: Arc<Vec<(String, Namespace)>>,
 }
 
 impl McpServers {
@@ -483,16 +486,74 @@ impl Connected {
             message: format!("the MCP servers' tools cannot be merged: {e}"),
             source: None,
         })?;
+        let mut namespaces: Vec<(String, Namespace)> = servers
+            .iter()
+            .map(|server| {
+                let name = box_name(server.name());
+                (format!("{name}_"), namespace_of(&name, server))
+            })
+            .collect();
+        // The longest prefix first: `git_hub_` before `git_`.
+        namespaces.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));
         Ok(McpServers {
             servers,
             merged: Arc::new(merged),
+            namespaces: Arc::new(namespaces),
         })
+    }
+}
+
+/// The longest namespace description taken from a server's instructions.
+const NAMESPACE_DESCRIPTION_LIMIT: usize = 300;
+
+/// A server's namespace: its box name, described by the first paragraph of
+/// its instructions (bounded), else by its name.
+fn namespace_of(name: &str, server: &McpToolBox) -> Namespace {
+    let described = server
+        .instructions()
+        .and_then(|text| {
+            text.split("\n\n")
+                .map(str::trim)
+                .find(|p| !p.is_empty())
+                .map(str::to_owned)
+        })
+        .map(|paragraph| {
+            let mut cut: String = paragraph
+                .chars()
+                .take(NAMESPACE_DESCRIPTION_LIMIT)
+                .collect();
+            if cut.len() < paragraph.len() {
+                cut.push_str(" […]");
+            }
+            cut
+        });
+    Namespace::new(
+        name,
+        described.unwrap_or_else(|| format!("Tools of the MCP server `{}`.", server.name())),
+    )
+}
+
+impl McpServers {
+    /// A merged tool's specification in its server's namespace.
+    fn namespaced(&self, mut spec: ToolSpecification) -> ToolSpecification {
+        if spec.namespace.is_none() {
+            spec.namespace = self
+                .namespaces
+                .iter()
+                .find(|(prefix, _)| spec.name.starts_with(prefix.as_str()))
+                .map(|(_, namespace)| namespace.clone());
+        }
+        spec
     }
 }
 
 impl ToolBox for McpServers {
     fn specifications(&self, ctx: &Context) -> Vec<ToolSpecification> {
-        self.merged.specifications(ctx)
+        self.merged
+            .specifications(ctx)
+            .into_iter()
+            .map(|spec| self.namespaced(spec))
+            .collect()
     }
 
     fn specification(
@@ -500,11 +561,16 @@ impl ToolBox for McpServers {
         name: &str,
         ctx: &Context,
     ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
-        self.merged.specification(name, ctx)
+        let spec = self.merged.specification(name, ctx)?.into_owned();
+        Some(std::borrow::Cow::Owned(self.namespaced(spec)))
     }
 
     fn catalog(&self) -> Vec<ToolSpecification> {
-        self.merged.catalog()
+        self.merged
+            .catalog()
+            .into_iter()
+            .map(|spec| self.namespaced(spec))
+            .collect()
     }
 
     fn dispatch<'a>(
