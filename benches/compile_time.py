@@ -40,7 +40,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-toolbox = {{ path = "{root}" }}
+toolbox = {{ package = "toolbox-sdk", path = "{root}" }}
 serde = {{ version = "1", features = ["derive"] }}
 serde_json = {{ version = "1", features = ["preserve_order"] }}
 schemars = "1"
@@ -165,8 +165,8 @@ use toolbox::prelude::*;
 
 def discovery(runs):
     variants = {
-        "on": 'toolbox = {{ path = "{root}" }}',
-        "off": 'toolbox = {{ path = "{root}", default-features = false, features = ["macros", "registry"] }}',
+        "on": 'toolbox = {{ package = "toolbox-sdk", path = "{root}" }}',
+        "off": 'toolbox = {{ package = "toolbox-sdk", path = "{root}", default-features = false, features = ["macros", "registry"] }}',
     }
     times = {}
     envs = {}
@@ -178,7 +178,7 @@ resolver = "2"
 """)
         for name, source in (("tools_macro", macro_crate()), ("tools_free", free_crate())):
             manifest = CARGO_TOML.format(name=name, root=ROOT).replace(
-                'toolbox = {{ path = "{root}" }}'.format(root=ROOT), dependency.format(root=ROOT)
+                'toolbox = {{ package = "toolbox-sdk", path = "{root}" }}'.format(root=ROOT), dependency.format(root=ROOT)
             )
             write(work / name / "Cargo.toml", manifest)
             write(work / name / "src" / "lib.rs", source)

@@ -140,6 +140,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let body = recorded(provider, step).to_string();
             let calls = provider.parse_response(body.as_bytes())?;
             let outcomes = runner.run(calls, &ctx).await;
+            for outcome in outcomes.iter().filter(|o| o.response.is_error) {
+                println!("  refused: {}", outcome.response.content);
+            }
             for message in provider.result_messages(&outcomes) {
                 println!("  sent back: {}", short(&message));
             }

@@ -253,3 +253,31 @@ fn quickstart_tells_the_whole_story() {
         "-- the turn: 3 calls, run concurrently (all read-only)",
     );
 }
+
+#[test]
+fn large_catalog_searches_reveals_and_calls_for_three_providers() {
+    let out = run("large_catalog");
+    assert!(
+        out.starts_with("516 tools in 54 namespaces, all deferred"),
+        "{out}"
+    );
+    for provider in [
+        "OpenAiResponses { strict: false }",
+        "Anthropic { strict: false }",
+        "Gemini",
+    ] {
+        assert!(out.contains(&format!("== {provider}")), "{out}");
+    }
+    // The first request is a few kilobytes against the eager quarter megabyte.
+    has(&out, "request (search): 5927 bytes of tool definitions");
+    assert!(out.contains("\"type\":\"tool_search_output\""), "{out}");
+    assert!(
+        out.contains("{\"type\":\"tool_reference\",\"tool_name\":\"acme_github_create_issue\"}"),
+        "{out}"
+    );
+    let refused = out
+        .lines()
+        .filter(|l| l.trim() == "refused: the tool `acme_github_merge_pull_request` is not loaded yet, so it did not run: find it with `search_tools` first, then call it")
+        .count();
+    assert_eq!(refused, 3, "{out}");
+}
