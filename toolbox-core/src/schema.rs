@@ -65,8 +65,43 @@ pub fn empty_object_schema() -> Value {
 }
 
 fn root_schema<T: JsonSchema + ?Sized>() -> Value {
-    let generator = SchemaSettings::draft2020_12().into_generator();
+    let generator = SchemaSettings::draft2020_12()
+        .with_transform(CloseSerdeObjects)
+        .into_generator();
     strip_root(generator.into_root_schema_for::<T>().to_value())
+}
+
+/// The std types whose serde form is an object that refuses unknown fields
+/// while schemars leaves it open: `Duration` (`secs`, `nanos`) and
+/// `SystemTime` (`secs_since_epoch`, `nanos_since_epoch`). Closed here, the
+/// schema admits what the deserializer admits.
+const CLOSED_SERDE_OBJECTS: [[&str; 2]; 2] =
+    [["nanos", "secs"], ["nanos_since_epoch", "secs_since_epoch"]];
+
+/// Closes the objects of [`CLOSED_SERDE_OBJECTS`], wherever they are.
+#[derive(Clone, Copy)]
+struct CloseSerdeObjects;
+
+impl schemars::transform::Transform for CloseSerdeObjects {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        if let Some(object) = schema.as_object_mut() {
+            let keys: Option<Vec<&str>> =
+                object
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| {
+                        let mut keys: Vec<&str> = p.keys().map(String::as_str).collect();
+                        keys.sort_unstable();
+                        keys
+                    });
+            let closes =
+                keys.is_some_and(|keys| CLOSED_SERDE_OBJECTS.iter().any(|known| keys == known));
+            if closes && !object.contains_key("additionalProperties") {
+                object.insert("additionalProperties".to_owned(), Value::Bool(false));
+            }
+        }
+        schemars::transform::transform_subschemas(self, schema);
+    }
 }
 
 fn strip_root(mut schema: Value) -> Value {
@@ -303,4 +338,34 @@ fn fits(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod closed_tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Wait {
+        timeout: std::time::Duration,
+        at: Option<std::time::SystemTime>,
+    }
+
+    #[test]
+    fn std_objects_that_refuse_unknown_fields_are_closed() {
+        let schema = parameters_of::<Wait>();
+        let text = schema.to_string();
+        for name in ["Duration", "SystemTime"] {
+            assert_eq!(
+                schema["$defs"][name]["additionalProperties"],
+                Value::Bool(false),
+                "{text}"
+            );
+        }
+        // serde refuses the unknown field the schema now refuses.
+        let refused = serde_json::from_value::<std::time::Duration>(
+            serde_json::json!({"secs": 1, "nanos": 0, "x": ""}),
+        );
+        assert!(refused.is_err());
+    }
 }
