@@ -42,6 +42,17 @@ pub enum RegistryError {
     /// A name or module breaks the naming rules.
     #[error("{0}")]
     InvalidName(String),
+    /// Crates discovery was asked about contributed no tool: most often a
+    /// crate the program never names, which the linker leaves out.
+    #[error(
+        "no tool was discovered in {}: a crate whose items the program never names is not linked, and its tools with it; add `use {} as _;` to the binary (or call any of its functions), and check that its `#[tool]` items are not `register = false`",
+        quoted(crates),
+        crates.first().map(String::as_str).unwrap_or("my_tools")
+    )]
+    NothingDiscovered {
+        /// The crates (as their library names) that contributed nothing.
+        crates: Vec<String>,
+    },
     /// Two tools of one resolution would go on the wire under the same name.
     #[error("`{first}` and `{second}` would both be exposed as `{exposed}`")]
     ExposedNameCollision {

@@ -256,7 +256,48 @@ impl Registry {
     /// function the last segment of its module path
     /// (`app::tools::weather::get_weather` → `get_weather@weather`).
     pub fn discover(&self) -> Result<Vec<ToolKey>, RegistryError> {
-        self.register_discovered(|_| true)
+        let keys = self.register_discovered(|_| true)?;
+        if keys.is_empty() {
+            tracing::warn!(
+                target: "toolbox::registry",
+                "discover() found no tool: a tools crate the program never names is not linked (add `use my_tools as _;`); `discover_crates([\"my_tools\"])` names the ones that contributed nothing"
+            );
+        }
+        Ok(keys)
+    }
+
+    /// Registers, as [`discover`](Self::discover) does, every discovered
+    /// tool, and fails naming each of `crates` (library names, `my_tools`
+    /// for a package `my-tools`) that contributed none, registering
+    /// nothing: the usual cause is a crate the program never names, which
+    /// the linker leaves out with its tools (`use my_tools as _;` links it).
+    ///
+    /// ```
+    /// use toolbox_registry::{Registry, RegistryError};
+    /// let registry = Registry::empty();
+    /// let error = registry.discover_crates(["weather_tools"]).unwrap_err();
+    /// assert!(matches!(&error, RegistryError::NothingDiscovered { crates } if crates == &["weather_tools"]));
+    /// assert!(error.to_string().contains("add `use weather_tools as _;` to the binary"));
+    /// assert!(registry.is_empty());
+    /// ```
+    pub fn discover_crates<I, S>(&self, crates: I) -> Result<Vec<ToolKey>, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let found: Vec<&'static str> = toolbox_core::discover::discovered()
+            .into_iter()
+            .map(|item| item.module_path.split("::").next().unwrap_or_default())
+            .collect();
+        let missing: Vec<String> = crates
+            .into_iter()
+            .map(|c| c.as_ref().replace('-', "_"))
+            .filter(|c| !found.contains(&c.as_str()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(RegistryError::NothingDiscovered { crates: missing });
+        }
+        self.discover()
     }
 
     /// Registers, as [`discover`](Self::discover) does, the tools under

@@ -141,3 +141,22 @@ fn the_binary_finds_its_own_tools_and_the_librarys() {
         "{text}"
     );
 }
+
+#[test]
+fn discover_crates_names_a_crate_that_contributed_nothing() {
+    toolbox_discovery_tests::linked();
+    let registry = Registry::empty();
+    let error = registry
+        .discover_crates(["toolbox-discovery-tests", "weather_tools"])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no tool was discovered in `weather_tools`: a crate whose items the program never names is not linked, and its tools with it; add `use weather_tools as _;` to the binary (or call any of its functions), and check that its `#[tool]` items are not `register = false`"
+    );
+    assert!(registry.is_empty(), "nothing is registered");
+    // The crate that is linked is found, by its package or library name.
+    let keys = registry
+        .discover_crates(["toolbox-discovery-tests"])
+        .unwrap();
+    assert_eq!(keys.len(), 7);
+}
