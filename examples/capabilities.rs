@@ -30,7 +30,7 @@ struct Knowledge {
 }
 
 /// Help articles.
-#[tool_box(name = "knowledge")]
+#[tool_box(register = false, name = "knowledge")]
 impl Knowledge {
     /// Searches the help articles; the best matches first.
     #[tool(read_only)]
@@ -103,7 +103,7 @@ impl Memory {
 }
 
 /// What the assistant remembers about the user.
-#[tool_box(name = "memory")]
+#[tool_box(register = false, name = "memory")]
 impl Memory {
     /// Remembers a fact about the user for later conversations.
     #[tool]
@@ -135,7 +135,7 @@ impl Memory {
 struct Client;
 
 /// Things the client shows or does.
-#[tool_box(name = "ui")]
+#[tool_box(register = false, name = "ui")]
 impl Client {
     /// Shows a bar chart to the user.
     #[tool(read_only)]
@@ -190,7 +190,7 @@ impl Client {
 struct Billing;
 
 /// Invoices.
-#[tool_box(name = "billing")]
+#[tool_box(register = false, name = "billing")]
 impl Billing {
     /// Lists the user's open invoices.
     #[tool(read_only)]

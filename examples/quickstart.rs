@@ -58,7 +58,7 @@ struct Customer {
 struct Crm;
 
 /// Customer records.
-#[tool_box]
+#[tool_box(register = false)]
 impl Crm {
     /// Gets a customer by id.
     #[tool(read_only)]

@@ -18,7 +18,7 @@ struct Orders {
 }
 
 /// Orders and refunds.
-#[tool_box]
+#[tool_box(register = false)]
 impl Orders {
     /// Gets an order by its number.
     #[tool(read_only)]

@@ -31,7 +31,7 @@ struct Customer {
 struct CustomerTools;
 
 /// Customer records.
-#[tool_box(name = "crm")]
+#[tool_box(register = false, name = "crm")]
 impl CustomerTools {
     /// Gets a customer by id.
     #[tool(read_only)]
@@ -95,7 +95,7 @@ impl OrderTools {
 struct KnowledgeBase;
 
 /// Support articles.
-#[tool_box(name = "kb")]
+#[tool_box(register = false, name = "kb")]
 impl KnowledgeBase {
     /// Searches the support articles.
     #[tool(read_only)]

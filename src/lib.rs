@@ -42,6 +42,7 @@
 //! use toolbox::prelude::*;
 //! use toolbox::provider::Provider;
 //!
+//! #[derive(Default)] // discovery builds boxes with `Default`
 //! struct Crm;
 //!
 //! /// Customer records.

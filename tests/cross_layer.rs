@@ -101,7 +101,7 @@ fn merges_collide_on_the_catalog_not_on_one_context() {
 struct Slow;
 
 /// Slow tools.
-#[tool_box]
+#[tool_box(register = false)]
 impl Slow {
     /// Sleeps.
     #[tool]
@@ -306,7 +306,7 @@ mod naming {
     pub(crate) struct Words;
 
     /// Word tools.
-    #[tool_box]
+    #[tool_box(register = false)]
     impl Words {
         /// Says what type a word is.
         #[tool]

@@ -249,7 +249,7 @@ mod tapes_survive {
     struct Napper;
 
     /// A tool that takes its time.
-    #[tool_box]
+    #[tool_box(register = false)]
     impl Napper {
         /// Sleeps.
         #[tool]

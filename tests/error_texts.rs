@@ -25,7 +25,7 @@ pub enum Units {
 struct Weather;
 
 /// Weather lookups.
-#[tool_box]
+#[tool_box(register = false)]
 impl Weather {
     /// Gets the weather.
     #[tool(read_only)]

@@ -10,7 +10,7 @@ use toolbox::turn::{Decision, TurnRunner};
 struct Notes;
 
 /// Notes.
-#[tool_box]
+#[tool_box(register = false)]
 impl Notes {
     /// Reads a note.
     #[tool(read_only)]

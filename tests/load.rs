@@ -16,7 +16,7 @@ use toolbox::prelude::*;
 struct Mixed;
 
 /// Every outcome.
-#[tool_box]
+#[tool_box(register = false)]
 impl Mixed {
     /// Succeeds.
     #[tool]

@@ -51,7 +51,7 @@ struct Weather {
 }
 
 /// Weather lookups.
-#[tool_box]
+#[tool_box(register = false)]
 impl Weather {
     /// Get the current weather for a city.
     ///
@@ -425,7 +425,7 @@ impl FromContext for UserId {
 struct Accounts;
 
 /// Account tools.
-#[tool_box(name = "accounts")]
+#[tool_box(register = false, name = "accounts")]
 impl Accounts {
     /// Who am I, and what call is this.
     #[tool]
@@ -500,7 +500,7 @@ struct SearchParams {
 
 struct Catalogue;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl Catalogue {
     /// Search by params.
     #[tool]
@@ -734,7 +734,7 @@ struct Messages(Vec<&'static str>);
 
 struct Cards;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl Cards {
     /// Shows a card to the user and tells the model what it shows.
     #[tool]

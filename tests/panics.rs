@@ -85,7 +85,7 @@ impl fmt::Display for Unprintable {
 
 struct Fragile;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl Fragile {
     /// Takes an argument whose deserializer may panic.
     #[tool]

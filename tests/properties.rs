@@ -105,7 +105,7 @@ pub enum Shape {
 struct Tools;
 
 /// Generated tools under test.
-#[tool_box]
+#[tool_box(register = false)]
 impl Tools {
     /// Takes nested enums and structs.
     #[tool]

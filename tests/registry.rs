@@ -13,7 +13,7 @@ use toolbox::registry::{RegistryError, ToolKey};
 struct Crm;
 
 /// Customer records.
-#[tool_box]
+#[tool_box(register = false)]
 impl Crm {
     /// Gets a customer by id.
     #[tool(read_only)]

@@ -1002,7 +1002,7 @@ fn every_refusal_is_named_and_documented() {
 struct Catalog;
 
 /// Searches a catalog.
-#[toolbox::tool_box]
+#[toolbox::tool_box(register = false)]
 impl Catalog {
     /// Searches the catalog.
     #[tool]

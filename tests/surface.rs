@@ -70,7 +70,7 @@ struct Filters {
 struct Zoo;
 
 /// Every kind of parameter the suite's tools use.
-#[tool_box]
+#[tool_box(register = false)]
 impl Zoo {
     /// Gets the weather.
     #[tool(read_only)]

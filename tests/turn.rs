@@ -43,7 +43,7 @@ struct Ops {
 }
 
 /// Tools with effects.
-#[tool_box]
+#[tool_box(register = false)]
 impl Ops {
     /// Reads slowly.
     #[tool(read_only)]

@@ -91,6 +91,23 @@ impl<T: Default> Buildable for T {}
 
 pub fn assert_buildable<T: Buildable + ?Sized>() {}
 
+/// A box `Registry::discover()` can build.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `Default`, so `Registry::discover()` cannot build this `#[tool_box]`",
+    label = "discovered boxes are built with `Default`",
+    note = "derive or implement `Default` for `{Self}`, name its constructor with `#[tool_box(register = {Self}::new)]`, or opt out of discovery with `#[tool_box(register = false)]` (and `scan` a built box)"
+)]
+pub trait Discoverable {}
+
+#[cfg(feature = "discovery")]
+impl<T: Default> Discoverable for T {}
+
+/// Without discovery nothing is built: every box is fine.
+#[cfg(not(feature = "discovery"))]
+impl<T: ?Sized> Discoverable for T {}
+
+pub fn assert_discoverable<T: Discoverable + ?Sized>() {}
+
 pub use crate::provider::Provider;
 
 /// What a generated `check(..)` test runs: the surface against each

@@ -7,7 +7,7 @@ use toolbox_core::{Context, NamedToolBox, ToolBox, ToolBoxExt, ToolHandler};
 struct Clock;
 
 /// Time tools.
-#[toolbox_macros::tool_box(crate = toolbox_core)]
+#[toolbox_macros::tool_box(register = false, crate = toolbox_core)]
 impl Clock {
     /// Adds seconds to a timestamp.
     #[toolbox_macros::tool]

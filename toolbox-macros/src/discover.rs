@@ -57,11 +57,17 @@ pub(crate) fn submit(item: &Item<'_>) -> TokenStream {
     let build = match item.build {
         Build::Unit => quote!(::core::option::Option::Some(::std::sync::Arc::new(#ty))),
         Build::With(expr) => quote!(::core::option::Option::Some(::std::sync::Arc::new(#expr()))),
-        Build::IfDefault => quote! {{
-            #[allow(unused_imports)]
-            use #private::{BuildViaDefault as _, BuildViaNothing as _};
-            (&&#private::BuildProbe::<#ty>::new()).build()
-        }},
+        Build::IfDefault => {
+            // Spanned on the type: a box discovery cannot build is one
+            // error there, never a silent skip.
+            let assert = quote_spanned!(item.span=> #private::assert_discoverable::<#ty>(););
+            quote! {{
+                #assert
+                #[allow(unused_imports)]
+                use #private::{BuildViaDefault as _, BuildViaNothing as _};
+                (&&#private::BuildProbe::<#ty>::new()).build()
+            }}
+        }
     };
     let line = quote_spanned!(item.span=> ::core::line!());
     quote! {

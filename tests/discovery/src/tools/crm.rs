@@ -52,15 +52,16 @@ impl Billing {
     }
 }
 
-/// A box that cannot be built without arguments: not discovered (scan it
-/// once built).
+/// A box that cannot be built without arguments: opted out of discovery
+/// (without `register = false` it would not compile: discovery builds
+/// boxes with `Default`); scan it once built.
 pub struct Session {
     /// The user.
     pub user: String,
 }
 
 /// One user's session.
-#[tool_box]
+#[tool_box(register = false)]
 impl Session {
     /// Who is signed in.
     #[tool]

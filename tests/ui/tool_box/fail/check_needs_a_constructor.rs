@@ -5,7 +5,7 @@ struct Session {
 }
 
 /// One user's session.
-#[tool_box(check(openai_strict))]
+#[tool_box(register = false, check(openai_strict))]
 impl Session {
     /// Who is signed in.
     #[tool]

@@ -10,7 +10,7 @@ mod scope {
 
     pub struct W;
 
-    #[tool_box]
+    #[tool_box(register = false)]
     impl W {
         /// Echoes.
         #[tool]

@@ -14,7 +14,7 @@ mod scope {
 
     pub struct Pages;
 
-    #[tool_box]
+    #[tool_box(register = false)]
     impl Pages {
         /// Renders a page.
         #[tool]

@@ -4,7 +4,7 @@ struct W;
 
 struct Database;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl W {
     /// Gets the weather.
     #[tool]

@@ -10,7 +10,7 @@ enum Units {
     Fahrenheit,
 }
 
-#[tool_box]
+#[tool_box(register = false)]
 impl W {
     /// Gets the weather.
     #[tool]

@@ -6,7 +6,7 @@ use toolbox::turn::{Decision, TurnRunner};
 struct Slow;
 
 /// Slow tools.
-#[tool_box]
+#[tool_box(register = false)]
 impl Slow {
     /// Answers at once.
     #[tool]

@@ -10,7 +10,7 @@ mod tera {
 
 struct Pages;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl Pages {
     /// Renders a page.
     #[tool]

@@ -6,7 +6,7 @@ use serde_json::json;
 struct Weather;
 
 /// Weather tools.
-#[tool_box]
+#[tool_box(register = false)]
 impl Weather {
     /// Gets the weather.
     #[tool(read_only, title = "Weather")]

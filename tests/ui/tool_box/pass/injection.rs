@@ -12,7 +12,7 @@ impl FromContext for Tenant {
 
 struct Billing;
 
-#[tool_box]
+#[tool_box(register = false)]
 impl Billing {
     /// Invoices for the tenant.
     ///
