@@ -92,6 +92,9 @@ pub mod mcp {
     pub use toolbox_mcp::*;
 }
 
+#[cfg(any(feature = "async-openai", feature = "genai", feature = "rig"))]
+pub mod bridge;
+
 /// The guide: the pages of `docs/` and the README, whose Rust examples are
 /// compiled and run as doc tests, so none can rot.
 #[cfg(all(any(doc, doctest), feature = "macros", feature = "registry"))]

@@ -281,3 +281,56 @@ fn large_catalog_searches_reveals_and_calls_for_three_providers() {
         .count();
     assert_eq!(refused, 3, "{out}");
 }
+
+#[cfg(feature = "async-openai")]
+#[test]
+fn bridge_async_openai_runs_a_typed_response_through_the_turn() {
+    let out = run("bridge_async_openai");
+    has(&out, "tool: get_weather (strict: true)");
+    has(&out, "tool: add (strict: true)");
+    has(&out, "calls: 2");
+    has(&out, "call_abc -> Paris, France: 15 C, light rain");
+    has(&out, "call_def -> 42");
+}
+
+#[cfg(feature = "genai")]
+#[test]
+fn bridge_genai_runs_the_calls_genai_read() {
+    let out = run("bridge_genai");
+    has(&out, "tools: 2");
+    has(&out, "call_abc -> Paris, France: 15 C, light rain");
+    has(&out, "call_def -> 42");
+}
+
+#[cfg(feature = "rig")]
+#[test]
+fn bridge_rig_calls_through_the_lifecycle_and_maps_failures() {
+    let out = run("bridge_rig");
+    assert!(out.contains("rig tool: get_order {"), "{out}");
+    assert!(out.contains("\"additionalProperties\":false"), "{out}");
+    has(&out, "ok: order 98765: shipped 2026-11-20");
+    has(
+        &out,
+        "refused (other): no order 1; check the number with the customer",
+    );
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("start") || l.starts_with("success") || l.starts_with("error"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "start get_order",
+            "success get_order",
+            "start get_order",
+            "error get_order (tool_failed)",
+            "start get_order",
+            "error get_order (invalid_arguments)",
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("refused (invalid_args): invalid arguments at `number`"),
+        "{out}"
+    );
+}
