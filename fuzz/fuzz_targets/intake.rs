@@ -27,6 +27,7 @@ pub struct Target {
     tags: Vec<String>,
 }
 
+#[derive(Default)]
 struct Tools;
 
 /// Fuzzed tools.

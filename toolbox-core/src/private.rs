@@ -255,6 +255,74 @@ pub fn millis(ms: u64) -> std::time::Duration {
     std::time::Duration::from_millis(ms)
 }
 
+/// The calls that read a tool's arguments, by autoref specialization:
+/// `(&&ArgsProbe::<T>::new()).__toolbox_read(arguments)` deserializes `T`
+/// when `T` has what it needs. Where it does not, a parameter type lacks
+/// `Deserialize` or `JsonSchema`, which `assert_argument` and
+/// `assert_argument_schema` already report at the parameter, so the
+/// fallback keeps the compiler from saying it again about the generated
+/// struct (it never runs: the build has failed).
+pub struct ArgsProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> ArgsProbe<T> {
+    pub fn new() -> Self {
+        ArgsProbe(PhantomData)
+    }
+}
+
+impl<T> Default for ArgsProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub trait ArgsViaTraits<T> {
+    fn __toolbox_parameters(&self) -> Value;
+    fn __toolbox_check(&self, arguments: Arguments<'_>) -> Result<(), ToolError>;
+    fn __toolbox_read(&self, arguments: Arguments<'_>) -> Result<T, ToolError>;
+}
+
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ArgsViaTraits<T> for &ArgsProbe<T> {
+    #[inline]
+    fn __toolbox_parameters(&self) -> Value {
+        parameters::<T>()
+    }
+
+    #[inline]
+    fn __toolbox_check(&self, arguments: Arguments<'_>) -> Result<(), ToolError> {
+        check::<T>(arguments)
+    }
+
+    #[inline]
+    fn __toolbox_read(&self, arguments: Arguments<'_>) -> Result<T, ToolError> {
+        arguments.deserialize_tool::<T>()
+    }
+}
+
+pub trait ArgsViaNothing<T> {
+    fn __toolbox_parameters(&self) -> Value;
+    fn __toolbox_check(&self, arguments: Arguments<'_>) -> Result<(), ToolError>;
+    fn __toolbox_read(&self, arguments: Arguments<'_>) -> Result<T, ToolError>;
+}
+
+impl<T> ArgsViaNothing<T> for ArgsProbe<T> {
+    fn __toolbox_parameters(&self) -> Value {
+        Value::Null
+    }
+
+    fn __toolbox_check(&self, _: Arguments<'_>) -> Result<(), ToolError> {
+        Err(ToolError::failed(
+            "the tool's argument types cannot be read",
+        ))
+    }
+
+    fn __toolbox_read(&self, _: Arguments<'_>) -> Result<T, ToolError> {
+        Err(ToolError::failed(
+            "the tool's argument types cannot be read",
+        ))
+    }
+}
+
 /// Output schema probe: `(&&SchemaProbe::<T>::new()).__toolbox_output_schema()`
 /// is `T`'s schema when `T: JsonSchema` (and not text), else `None`.
 pub struct SchemaProbe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
@@ -357,9 +425,10 @@ impl<T: serde::de::DeserializeOwned> ToolArgument for T {}
 
 pub fn assert_argument<T: ToolArgument + ?Sized>() {}
 
-/// A tool parameter's type must have a schema: the model is shown it. The
-/// argument struct's `JsonSchema` derive reports the missing impl too, but
-/// in schemars' words, without saying what to derive.
+/// A tool parameter's type must have a schema: the model is shown it.
+/// This is the one error for a missing `JsonSchema`: the argument struct's
+/// derive is bounded on it and reached through [`ArgsProbe`], so nothing
+/// else reports it again.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it does not implement `schemars::JsonSchema`",
     label = "the model is shown this parameter's JSON Schema",

@@ -68,6 +68,7 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     let mut bounds = Vec::new();
+    let mut schema_bounds = Vec::new();
     for param in &tool.params {
         let ParamKind::Arg {
             rename,
@@ -109,22 +110,36 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
             None => {}
         }
         bounds.push(format!("{}: {serde_path}::Deserialize<'de>", quote!(#ty)));
+        schema_bounds.push(format!(
+            "for<'__toolbox_b> {}: {schemars_path}::JsonSchema",
+            quote!(#ty)
+        ));
         fields.push(quote_spanned! {ty.span()=> #(#attrs)* #field: #ty });
     }
-    // Each parameter type's `Deserialize` is a bound of the derived impl:
-    // where a type has none, the impl does not apply and its body is not
-    // checked, so the missing impl is reported once, at the parameter, in
-    // our words (`assert_argument`), not again inside serde's generated code.
+    // Each parameter type's `Deserialize` and `JsonSchema` are bounds of
+    // the derived impls: where a type lacks one, that impl does not apply
+    // and its body is not checked, so the missing impl is reported once,
+    // at the parameter, in our words (`assert_argument`,
+    // `assert_argument_schema`), not again inside the derives' code, and
+    // the generated calls reach the struct through `ArgsProbe`, which says
+    // nothing more. schemars takes bounds only on a generic type, hence
+    // the lifetime; a bound naming no parameter of the impl must be
+    // higher-ranked to be allowed, hence `for<'_>`.
     let bounds = bounds.join(", ");
+    let schema_bounds = schema_bounds.join(", ");
     let definition = quote! {
         #(#defaults)*
         #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields, bound(deserialize = #bounds))]
-        #[schemars(crate = #schemars_path)]
+        #[schemars(crate = #schemars_path, bound = #schema_bounds)]
         #[allow(non_camel_case_types, dead_code)]
-        struct #ident { #(#fields,)* }
+        struct #ident<'__toolbox> {
+            #(#fields,)*
+            #[serde(skip)]
+            __toolbox_lifetime: ::core::marker::PhantomData<&'__toolbox ()>,
+        }
     };
-    (definition, quote!(#ident))
+    (definition, quote!(#ident<'static>))
 }
 
 /// The type a tool's result is described by: the value, or the ok type of
@@ -163,8 +178,8 @@ fn specification(
     );
     // Spanned on the type, so a whole-object type without a schema is
     // reported on its parameter.
-    let parameters =
-        quote_spanned!(args_ty.span()=> #krate::macro_support::parameters::<#args_ty>());
+    let parameters = quote_spanned!(args_ty.span()=>
+        (&&#krate::macro_support::ArgsProbe::<#args_ty>::new()).__toolbox_parameters());
     let output = match output_type(tool) {
         Some(ty) => quote! {
             (&&#krate::macro_support::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
@@ -323,7 +338,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     if whole {
         return quote! {
             #name => #private::DispatchFuture::ready(#private::guarded(|| {
-                let __args = #private::Arguments::deserialize_tool::<#args_ty>(arguments)?;
+                let __args = (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_read(arguments)?;
                 #(#prepare)*
                 let __out = #call;
                 #convert
@@ -333,7 +348,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     quote! {
         #name => {
             let __call = match #private::guarded(|| {
-                let __args = #private::Arguments::deserialize_tool::<#args_ty>(arguments)?;
+                let __args = (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_read(arguments)?;
                 #(#prepare)*
                 ::core::result::Result::Ok(#call)
             }) {
@@ -391,7 +406,9 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
         specs.push(specification(tool, &args_ty, krate, target.defer));
         arms.push(dispatch_arm(tool, &args_ty, krate));
         let name = &tool.name;
-        check_arms.push(quote!(#name => #private::check::<#args_ty>(arguments),));
+        check_arms.push(
+            quote!(#name => (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_check(arguments),),
+        );
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let box_name = &target.name;
@@ -435,7 +452,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
             use #private::{
                 ErrViaBoxError as _, ErrViaDisplay as _, ErrViaToolError as _, SchemaViaJsonSchema as _,
                 SchemaViaNothing as _, RespondViaResponse as _, RespondViaPlain as _, RespondViaSerialize as _,
-                RespondViaNothing as _,
+                RespondViaNothing as _, ArgsViaTraits as _, ArgsViaNothing as _,
             };
 
             fn __toolbox_type_checks() {

@@ -76,6 +76,7 @@ fn search(query: String, limit: Option<u32>, filters: Filters) -> SearchResult {
 
 // ---- toolbox ----
 
+#[derive(Default)]
 struct ToolboxTools;
 
 #[tool_box]
