@@ -446,7 +446,7 @@ enum Keys {
 #[cfg(feature = "jwt")]
 struct Jwks {
     url: reqwest::Url,
-    connection: crate::HttpConnection,
+    connection: crate::connection::HttpConnection,
     min_refetch: Duration,
     max_age: Duration,
     cache: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Vec<Key>>)>>,
@@ -592,7 +592,7 @@ impl JwtVerifier {
         Ok(JwtVerifier {
             keys: Keys::Fetched(Box::new(Jwks {
                 url: parsed,
-                connection: crate::HttpConnection::default(),
+                connection: crate::connection::HttpConnection::default(),
                 min_refetch: Duration::from_secs(10),
                 max_age: Duration::from_secs(15 * 60),
                 cache: tokio::sync::Mutex::new(None),
@@ -603,7 +603,7 @@ impl JwtVerifier {
 
     /// How the JWKS URL is reached (roots to trust beyond the system's,
     /// headers); the default connection otherwise.
-    pub fn jwks_connection(mut self, connection: crate::HttpConnection) -> Self {
+    pub fn jwks_connection(mut self, connection: crate::connection::HttpConnection) -> Self {
         if let Keys::Fetched(jwks) = &mut self.keys {
             jwks.connection = connection;
         }

@@ -14,6 +14,7 @@
 //! Only rmcp speaks the protocol: no JSON-RPC is written here.
 
 mod client;
+mod connection;
 mod convert;
 mod http;
 mod log;
@@ -28,10 +29,11 @@ mod telemetry;
 /// (what [`McpConnect::handler`] takes) and its model types.
 pub use rmcp;
 
+pub use connection::HttpConnection;
+
 pub use client::{
-    fingerprint, system_message, Connected, HttpConnection, McpConnect, McpServers, McpToolBox,
-    Pin, PinChangeKind, PinEvent, RemoteServer, ServerFailure, ServerSummary, Timeouts,
-    INSTRUCTIONS_LIMIT,
+    fingerprint, system_message, Connected, McpConnect, McpServers, McpToolBox, Pin, PinChangeKind,
+    PinEvent, RemoteServer, ServerFailure, ServerSummary, Timeouts, INSTRUCTIONS_LIMIT,
 };
 #[cfg(feature = "jwt")]
 pub use http::JwtVerifier;

@@ -1,6 +1,9 @@
-//! `name@module` keys.
+//! `name@module` keys, and the entry each registered key names.
 
 use std::fmt;
+use std::sync::Arc;
+
+use toolbox_core::ToolBox;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,4 +77,13 @@ impl KeyRef for &ToolKey {
     fn key_text(&self) -> std::borrow::Cow<'_, str> {
         std::borrow::Cow::Owned(self.to_string())
     }
+}
+
+/// One registered tool: its key and the box that serves it.
+pub(crate) struct Entry {
+    pub(crate) key: ToolKey,
+    pub(crate) full_key: String,
+    pub(crate) source: Arc<dyn ToolBox>,
+    /// The tool's name inside `source`.
+    pub(crate) tool: String,
 }

@@ -5,17 +5,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use rustc_hash::FxHashMap;
 use toolbox_core::{Context, NamedToolBox, ToolBox, ToolHandler, ToolSpecification};
 
+use crate::error::RegistryError;
+use crate::key::{Entry, KeyRef, ToolKey};
 use crate::resolve::{LiveResolution, ResolvedToolBox};
-use crate::{RegistryError, ToolKey};
-
-/// One registered tool: its key and the box that serves it.
-pub(crate) struct Entry {
-    pub(crate) key: ToolKey,
-    pub(crate) full_key: String,
-    pub(crate) source: Arc<dyn ToolBox>,
-    /// The tool's name inside `source`.
-    pub(crate) tool: String,
-}
 
 #[derive(Default)]
 struct State {
@@ -446,7 +438,7 @@ impl Registry {
     pub fn resolve_live<I, S>(self: &Arc<Self>, names: I) -> Result<LiveResolution, RegistryError>
     where
         I: IntoIterator<Item = S>,
-        S: crate::KeyRef,
+        S: KeyRef,
     {
         let names: Vec<String> = names
             .into_iter()
@@ -531,7 +523,7 @@ impl Registry {
     pub fn resolve<I, S>(&self, names: I) -> Result<ResolvedToolBox, RegistryError>
     where
         I: IntoIterator<Item = S>,
-        S: crate::KeyRef,
+        S: KeyRef,
     {
         self.resolve_deferred(names, std::iter::empty::<&str>())
     }
@@ -557,9 +549,9 @@ impl Registry {
     ) -> Result<ResolvedToolBox, RegistryError>
     where
         I: IntoIterator<Item = S>,
-        S: crate::KeyRef,
+        S: KeyRef,
         J: IntoIterator<Item = T>,
-        T: crate::KeyRef,
+        T: KeyRef,
     {
         let mut found: Vec<(RegisteredTool, bool)> = Vec::new();
         let eager = names

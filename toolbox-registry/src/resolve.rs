@@ -10,8 +10,8 @@ use toolbox_core::{
     ToolError, ToolHandler, ToolSpecification,
 };
 
-use crate::registry::Entry;
-use crate::RegistryError;
+use crate::error::RegistryError;
+use crate::key::Entry;
 
 /// The tools of one resolution, under provider-safe names, routing calls
 /// back to the boxes that registered them. Registry listeners observe every

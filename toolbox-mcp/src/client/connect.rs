@@ -21,6 +21,7 @@ use toolbox_core::{Context, ToolError};
 
 use super::pin::{Pin, PinEvent, PinListener, Pins};
 use super::{McpToolBox, MetaFn, Session};
+use crate::connection::HttpConnection;
 
 /// How long a remote server may take. Every remote call has a limit: a
 /// server that accepts a request and never answers ends the call, not the
@@ -69,99 +70,6 @@ impl Timeouts {
     }
 }
 
-/// How [`McpConnect`] reaches an HTTP endpoint, and how a
-/// [`JwtVerifier`](crate::JwtVerifier) fetches its keys: extra headers,
-/// roots to trust beside the system's, kept connections.
-#[derive(Clone, Debug, Default)]
-pub struct HttpConnection {
-    headers: Vec<(String, String)>,
-    roots: Vec<Vec<u8>>,
-    reuse: bool,
-}
-
-impl HttpConnection {
-    /// Sends `name: value` with every request.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Sends `Authorization: Bearer {token}`.
-    pub fn bearer(self, token: impl std::fmt::Display) -> Self {
-        self.header("Authorization", format!("Bearer {token}"))
-    }
-
-    /// Keeps connections open between requests (off by default, as in
-    /// rmcp's own client). A server that does not set `TCP_NODELAY` (a
-    /// plain `axum::serve`, rmcp's examples) answers a kept connection
-    /// only after the client's delayed ACK, ~40 ms a call; a new
-    /// connection per request costs ~0.2 ms on loopback. Turn it on for
-    /// servers that set it (toolbox's `serve_http` does): a call then
-    /// takes ~25% less than on a new connection, and an https one skips
-    /// the TLS handshake.
-    pub fn reuse_connections(mut self, reuse: bool) -> Self {
-        self.reuse = reuse;
-        self
-    }
-
-    /// Trusts the root certificate(s) in `pem` beside the system's.
-    pub fn trust_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
-        self.roots.push(pem.into());
-        self
-    }
-
-    /// The headers, checked.
-    pub(crate) fn header_map(
-        &self,
-    ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, ToolError> {
-        let mut map = HashMap::new();
-        for (name, value) in &self.headers {
-            let bad = |what: &str| ToolError::Transport {
-                message: format!("the header `{name}` has an invalid {what}"),
-                source: None,
-            };
-            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| bad("name"))?;
-            let header_value: reqwest::header::HeaderValue =
-                value.parse().map_err(|_| bad("value"))?;
-            map.insert(header_name, header_value);
-        }
-        Ok(map)
-    }
-
-    /// The HTTP client: rustls with the ring provider (unless the program
-    /// installed one), the system's roots and these.
-    pub(crate) fn client(&self) -> Result<reqwest::Client, ToolError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut client = reqwest::Client::builder();
-        if !self.reuse {
-            client = client.pool_max_idle_per_host(0);
-        }
-        for pem in &self.roots {
-            use rustls::pki_types::pem::PemObject;
-            let not_pem =
-                |source: Option<Box<dyn std::error::Error + Send + Sync>>| ToolError::Transport {
-                    message: "a trusted root is not a PEM certificate".to_owned(),
-                    source,
-                };
-            let certificates = rustls::pki_types::CertificateDer::pem_slice_iter(pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| not_pem(Some(Box::new(e))))?;
-            if certificates.is_empty() {
-                return Err(not_pem(None));
-            }
-            for der in certificates {
-                let certificate = reqwest::Certificate::from_der(der.as_ref())
-                    .map_err(|e| not_pem(Some(Box::new(e))))?;
-                client = client.add_root_certificate(certificate);
-            }
-        }
-        client.build().map_err(|e| ToolError::Transport {
-            message: "the HTTP client could not be built".to_owned(),
-            source: Some(Box::new(e)),
-        })
-    }
-}
-
 pub(crate) type Opened =
     StdPin<Box<dyn Future<Output = Result<Session, ClientInitializeError>> + Send>>;
 type Open = Box<dyn FnOnce(Box<dyn DynService<RoleClient>>) -> Opened + Send>;
@@ -196,7 +104,7 @@ pub struct McpConnect<H = ()> {
     target: Target,
     http: HttpConnection,
     #[cfg(feature = "oauth")]
-    oauth: Option<crate::OAuth>,
+    oauth: Option<crate::oauth::OAuth>,
     handler: H,
     timeouts: Timeouts,
     pin: Option<Pin>,
@@ -288,7 +196,7 @@ impl<H: ClientHandler> McpConnect<H> {
     /// Authorizes with OAuth 2.1 when the server asks for it (its `401`
     /// challenge); a server that does not ask is connected as it is.
     #[cfg(feature = "oauth")]
-    pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
+    pub fn oauth(mut self, oauth: crate::oauth::OAuth) -> Self {
         self.oauth = Some(oauth);
         self
     }

@@ -33,7 +33,7 @@ mod pin;
 mod servers;
 
 pub(crate) use connect::Reconnects;
-pub use connect::{HttpConnection, McpConnect, Timeouts};
+pub use connect::{McpConnect, Timeouts};
 use pin::Pins;
 pub use pin::{fingerprint, Pin, PinChangeKind, PinEvent};
 pub use servers::{
@@ -898,7 +898,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::{Progress, Routes, EARLY_REPORTS, FINISHED_LISTENERS};
-    use crate::McpProgress;
+    use crate::progress::McpProgress;
 
     fn report(n: f64) -> Progress {
         Progress {

@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::HttpGetOptions;
+use crate::core_tools::HttpGetOptions;
 
 /// What kind of address a refused one is; each kind has its own switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,7 +16,10 @@ use toolbox_core::{args::echo, try_tool_fn, FnToolBox, ToolError};
 use url::{Host, Url};
 
 use super::address::refusal;
-use crate::{HttpGetOptions, Registry, RegistryError, ToolKey};
+use crate::core_tools::HttpGetOptions;
+use crate::error::RegistryError;
+use crate::key::ToolKey;
+use crate::registry::Registry;
 
 /// The arguments of `http_get`.
 #[derive(Deserialize, JsonSchema)]

@@ -1,25 +1,29 @@
-//! The floor plan of toolbox-core, read from its source: files reach their
-//! siblings by module path (never through the root's re-exports), and the
-//! modules import each other without loops, except the one the design
-//! draws (`toolbox` ↔ `lifecycle`: the trait's `call` runs the lifecycle,
-//! which dispatches through the trait).
+//! The floor plan of every library crate of the workspace, read from its
+//! source: files reach their siblings by module path (never through the
+//! crate root's re-exports), and a crate's top-level modules import each
+//! other without loops.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The one loop the design allows.
-const ALLOWED_LOOP: [&str; 2] = ["lifecycle", "toolbox"];
+/// The crates whose floor plan is checked.
+const CRATES: [&str; 4] = [
+    "toolbox-core",
+    "toolbox-registry",
+    "toolbox-mcp",
+    "toolbox-macros",
+];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+fn crate_src(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name).join("src")
 }
 
 /// The top-level modules declared in `lib.rs` with a file or folder of
 /// their own (`mod x;`), and the names declared inline there (re-export
 /// modules such as `arguments`), which are root paths, not modules.
-fn modules() -> (BTreeSet<String>, BTreeSet<String>) {
-    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+fn modules(src: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let (mut files, mut inline) = (BTreeSet::new(), BTreeSet::new());
     for line in lib.lines().map(str::trim) {
         let rest = line
@@ -38,14 +42,14 @@ fn modules() -> (BTreeSet<String>, BTreeSet<String>) {
 
 /// Every `.rs` file of the crate but `lib.rs`, with the top-level module it
 /// belongs to.
-fn files(modules: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
+fn files(src: &Path, modules: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for module in modules {
-        let file = src().join(format!("{module}.rs"));
+        let file = src.join(format!("{module}.rs"));
         if file.exists() {
             out.push((module.clone(), file));
         }
-        let folder = src().join(module);
+        let folder = src.join(module);
         if folder.is_dir() {
             let mut stack = vec![folder];
             while let Some(dir) = stack.pop() {
@@ -118,11 +122,12 @@ struct Plan {
     edges: BTreeMap<String, BTreeSet<String>>,
 }
 
-fn plan() -> Plan {
-    let (modules, inline) = modules();
+fn plan(krate: &str) -> Plan {
+    let src = crate_src(krate);
+    let (modules, inline) = modules(&src);
     let mut through_root = Vec::new();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let files = files(&modules);
+    let files = files(&src, &modules);
     // `macro_rules!` macros live at the crate root whichever file defines
     // them: their root paths are their only paths.
     let macros: BTreeSet<String> = files
@@ -141,7 +146,7 @@ fn plan() -> Plan {
         .collect();
     for (module, path) in files {
         let text = fs::read_to_string(&path).unwrap();
-        let shown = path.strip_prefix(src()).unwrap().display().to_string();
+        let shown = format!("{krate}/src/{}", path.strip_prefix(&src).unwrap().display());
         for (line, name) in crate_paths(&text) {
             if macros.contains(&name) {
                 continue;
@@ -185,39 +190,55 @@ fn reaches(edges: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> 
 
 #[test]
 fn siblings_are_imported_by_module_path() {
-    let plan = plan();
+    let through_root: Vec<String> = CRATES
+        .iter()
+        .flat_map(|krate| plan(krate).through_root)
+        .collect();
     assert!(
-        plan.through_root.is_empty(),
-        "core files reach siblings through the crate root; import them by module path:\n{}",
-        plan.through_root.join("\n")
+        through_root.is_empty(),
+        "files reach siblings through their crate's root; import them by module path:\n{}",
+        through_root.join("\n")
     );
 }
 
 #[test]
-fn the_only_import_loop_is_toolbox_and_lifecycle() {
-    let plan = plan();
-    let modules: BTreeSet<&String> = plan
-        .edges
-        .keys()
-        .chain(plan.edges.values().flatten())
-        .collect();
+fn no_crate_has_an_import_loop() {
     let mut loops = Vec::new();
-    for a in &modules {
-        for b in &modules {
-            if a < b && reaches(&plan.edges, a, b) && reaches(&plan.edges, b, a) {
-                let pair = [a.as_str(), b.as_str()];
-                if pair != ALLOWED_LOOP {
-                    loops.push(format!("{a} <-> {b}"));
+    for krate in CRATES {
+        let plan = plan(krate);
+        let modules: BTreeSet<&String> = plan
+            .edges
+            .keys()
+            .chain(plan.edges.values().flatten())
+            .collect();
+        for a in &modules {
+            for b in &modules {
+                if a < b && reaches(&plan.edges, a, b) && reaches(&plan.edges, b, a) {
+                    loops.push(format!("{krate}: {a} <-> {b} (edges: {:?})", plan.edges));
                 }
             }
         }
     }
     assert!(
         loops.is_empty(),
-        "import loops between core modules (edges: {:?}):\n{}",
-        plan.edges,
+        "import loops between a crate's modules:\n{}",
         loops.join("\n")
     );
+}
+
+#[test]
+fn every_crate_is_read() {
+    for krate in CRATES {
+        let (modules, _) = modules(&crate_src(krate));
+        assert!(
+            modules.len() > 3,
+            "{krate}: the reader found only {modules:?} in lib.rs"
+        );
+        assert!(
+            !plan(krate).edges.is_empty(),
+            "{krate}: no import between modules was read"
+        );
+    }
 }
 
 #[test]
