@@ -422,3 +422,67 @@ mod tapes_survive {
         )));
     }
 }
+
+/// A box that panics, for the forwarding wrapper below.
+#[derive(Default)]
+struct Fragile;
+
+#[tool_box(register = false)]
+impl Fragile {
+    /// Panics.
+    #[tool]
+    fn explode(&self) -> String {
+        panic!("the fuse was short")
+    }
+
+    /// Answers.
+    #[tool]
+    fn answer(&self) -> u32 {
+        42
+    }
+}
+
+/// A wrapper of the application's own that forwards everything.
+struct Owned<B> {
+    inner: B,
+}
+
+impl<B: ToolBox> ToolBox for Owned<B> {
+    toolbox::forward_listing!(inner);
+    toolbox::forward_calls!(inner);
+}
+
+#[tokio::test]
+async fn a_forwarding_wrapper_offers_runs_and_catches_what_the_wrapped_box_does() {
+    let owned = Owned { inner: Fragile };
+    let ctx = Context::new();
+    // The wrapped box catches its tools' panics, so the wrapper does too.
+    assert!(Fragile.catches_panics());
+    assert!(owned.catches_panics());
+    let names: Vec<String> = owned
+        .specifications(&ctx)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["explode", "answer"]);
+    assert!(owned.contains("answer", &ctx) && !owned.contains("missing", &ctx));
+    // The wrapped box's own deserializer checks the arguments.
+    let error = owned
+        .check("answer", r#"{"x": 1}"#.into(), &ctx)
+        .unwrap_err();
+    assert_eq!(error.kind(), ToolErrorKind::InvalidArguments);
+
+    let counts = Counts::default();
+    let handler = counts.handler();
+    let empty = json!({});
+    assert_eq!(
+        owned.call("answer", &empty, &ctx, &handler).await.content,
+        "42"
+    );
+    let response = owned.call("explode", &empty, &ctx, &handler).await;
+    assert!(response.is_error);
+    assert_eq!(
+        *counts.error_kinds.lock().unwrap(),
+        [ToolErrorKind::Panicked]
+    );
+}

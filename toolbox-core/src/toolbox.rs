@@ -137,11 +137,40 @@ pub trait ToolBox: Send + Sync {
     }
 }
 
-/// The listing half of a decorator's `ToolBox` impl: what the wrapped box
-/// (the field named) offers, unchanged.
-macro_rules! delegate_listing {
+/// The listing half of a wrapper's `ToolBox` impl, forwarded to the box in
+/// the field named: `specifications`, `specification`, `contains`,
+/// `catalog` and `check`, so the wrapper offers what the wrapped box
+/// offers, with its O(1) lookups. Pair it with [`forward_calls!`] when the
+/// calls are forwarded too, or write `dispatch` yourself (a decorator).
+///
+/// ```
+/// use toolbox_core::{forward_calls, forward_listing, tool_fn, FnToolBox, ToolBox};
+///
+/// /// A box that carries what its owner needs beside the tools.
+/// struct Labelled<B> {
+///     label: &'static str,
+///     inner: B,
+/// }
+///
+/// impl<B: ToolBox> ToolBox for Labelled<B> {
+///     forward_listing!(inner);
+///     forward_calls!(inner);
+/// }
+///
+/// let tools = FnToolBox::new([tool_fn("ping", "Answers pong.", |_: ()| async { "pong" })]).unwrap();
+/// let labelled = Labelled { label: "health", inner: tools };
+/// let ctx = toolbox_core::Context::new();
+/// assert!(labelled.contains("ping", &ctx) && labelled.label == "health");
+/// // Dispatch is the inner box's, so is its promise not to unwind.
+/// assert_eq!(labelled.catches_panics(), labelled.inner.catches_panics());
+/// ```
+#[macro_export]
+macro_rules! forward_listing {
     ($field:ident) => {
-        fn specifications(&self, ctx: &$crate::Context) -> Vec<$crate::ToolSpecification> {
+        fn specifications(
+            &self,
+            ctx: &$crate::Context,
+        ) -> ::std::vec::Vec<$crate::ToolSpecification> {
             self.$field.specifications(ctx)
         }
 
@@ -149,7 +178,7 @@ macro_rules! delegate_listing {
             &self,
             name: &str,
             ctx: &$crate::Context,
-        ) -> Option<std::borrow::Cow<'_, $crate::ToolSpecification>> {
+        ) -> ::core::option::Option<::std::borrow::Cow<'_, $crate::ToolSpecification>> {
             self.$field.specification(name, ctx)
         }
 
@@ -157,7 +186,7 @@ macro_rules! delegate_listing {
             self.$field.contains(name, ctx)
         }
 
-        fn catalog(&self) -> Vec<$crate::ToolSpecification> {
+        fn catalog(&self) -> ::std::vec::Vec<$crate::ToolSpecification> {
             self.$field.catalog()
         }
 
@@ -166,12 +195,40 @@ macro_rules! delegate_listing {
             name: &str,
             arguments: $crate::Arguments<'_>,
             ctx: &$crate::Context,
-        ) -> Result<(), $crate::ToolError> {
+        ) -> ::core::result::Result<(), $crate::ToolError> {
             self.$field.check(name, arguments, ctx)
         }
     };
 }
-pub(crate) use delegate_listing;
+
+/// The calling half of a wrapper's `ToolBox` impl, forwarded to the box in
+/// the field named: `dispatch`, `close`, and `catches_panics`, which is
+/// the wrapped box's answer because a dispatch forwarded unchanged runs no
+/// code of the wrapper's that could unwind. A wrapper that adds code
+/// around the call writes its own `dispatch` and keeps the default
+/// `catches_panics` (`false`), unless that code can never panic. See
+/// [`forward_listing!`] for an example.
+#[macro_export]
+macro_rules! forward_calls {
+    ($field:ident) => {
+        fn dispatch<'a>(
+            &'a self,
+            name: &'a str,
+            arguments: $crate::Arguments<'a>,
+            ctx: &'a $crate::Context,
+        ) -> $crate::DispatchFuture<'a> {
+            self.$field.dispatch(name, arguments, ctx)
+        }
+
+        fn catches_panics(&self) -> bool {
+            self.$field.catches_panics()
+        }
+
+        fn close(&self) -> $crate::BoxFuture<'_, ::core::result::Result<(), $crate::ToolError>> {
+            self.$field.close()
+        }
+    };
+}
 
 macro_rules! forward_toolbox {
     ($($ptr:ty),*) => {$(

@@ -60,7 +60,7 @@ impl<B: ToolBox> TimeoutToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for TimeoutToolBox<B> {
-    crate::toolbox::delegate_listing!(inner);
+    crate::forward_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,
@@ -122,7 +122,7 @@ impl<B: ToolBox> ObservedToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
-    crate::toolbox::delegate_listing!(inner);
+    crate::forward_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,

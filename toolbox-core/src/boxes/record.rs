@@ -134,7 +134,7 @@ impl<B: ToolBox> RecordingToolBox<B> {
 }
 
 impl<B: ToolBox> ToolBox for RecordingToolBox<B> {
-    crate::toolbox::delegate_listing!(inner);
+    crate::forward_listing!(inner);
 
     fn dispatch<'a>(
         &'a self,
@@ -395,7 +395,7 @@ fn first_difference(
 }
 
 impl<B: ToolBox> ToolBox for ReplayToolBox<B> {
-    crate::toolbox::delegate_listing!(live);
+    crate::forward_listing!(live);
 
     fn dispatch<'a>(
         &'a self,

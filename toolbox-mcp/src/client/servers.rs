@@ -5,10 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use toolbox_core::{
-    BoxFuture, Context, DispatchFuture, MultiToolBox, Namespace, ToolBox, ToolError,
-    ToolSpecification,
-};
+use toolbox_core::{Context, MultiToolBox, Namespace, ToolBox, ToolError, ToolSpecification};
 
 use super::connect::{McpConnect, Timeouts};
 use super::McpToolBox;
@@ -573,18 +570,22 @@ impl ToolBox for McpServers {
             .collect()
     }
 
-    fn dispatch<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: toolbox_core::Arguments<'a>,
-        ctx: &'a Context,
-    ) -> DispatchFuture<'a> {
-        self.merged.dispatch(name, arguments, ctx)
+    fn contains(&self, name: &str, ctx: &Context) -> bool {
+        self.merged.contains(name, ctx)
     }
 
-    fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
-        self.merged.close()
+    fn check(
+        &self,
+        name: &str,
+        arguments: toolbox_core::Arguments<'_>,
+        ctx: &Context,
+    ) -> Result<(), ToolError> {
+        self.merged.check(name, arguments, ctx)
     }
+
+    // The calls are the merged box's, unchanged (only the listing adds
+    // each server's namespace).
+    toolbox_core::forward_calls!(merged);
 }
 
 #[cfg(test)]
