@@ -3,7 +3,9 @@
 //!
 //! For each strict or subset dialect and each schema of a corpus — the
 //! argument schemas of real MCP servers (tests/fixtures/schemas/, fetched by
-//! scripts/fetch_schema_corpus) and the schemars output of a zoo of Rust
+//! scripts/fetch_schema_corpus, and `dynamodb_discriminated.json`, a
+//! Pydantic discriminated union whose tags have defaults, written by hand
+//! from a real server's models) and the schemars output of a zoo of Rust
 //! argument types — values are generated under the *lowered* schema (checked
 //! against it), normalized as the call path normalizes them, and must be
 //! valid under the *original* schema (with `jsonschema`), save for the

@@ -30,6 +30,15 @@ pub struct LowerError {
 /// cannot close objects lets a model add). A constraint the dialect cannot
 /// express moves into the description, never vanishes.
 pub fn lower(schema: &Value, dialect: Dialect) -> Result<Value, LowerError> {
+    // Where `oneOf` becomes `anyOf`, a tagged union's tag is required, so a
+    // value still fits exactly one branch of the original.
+    let tagged = match dialect {
+        Dialect::OpenAiStrict | Dialect::AnthropicStrict | Dialect::GeminiParameters => {
+            super::tags::require_tags(schema)
+        }
+        _ => None,
+    };
+    let schema = tagged.as_ref().unwrap_or(schema);
     let mut root = schema.clone();
     let Some(object) = root.as_object_mut() else {
         return Err(LowerError {

@@ -31,6 +31,7 @@ mod check;
 mod lower;
 mod read;
 mod rules;
+mod tags;
 pub(crate) mod walk;
 mod write;
 
