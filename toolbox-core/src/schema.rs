@@ -148,6 +148,18 @@ pub(crate) fn describe_property(
     }
 }
 
+/// The node a local `$ref` points at: `#` (the root), `#/$defs/Name`,
+/// `#/definitions/Name` or any JSON pointer into `root`. The one `$ref`
+/// resolver of the library: lowering, normalization, the surface lock and
+/// the argument check all follow references through it.
+pub(crate) fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(pointer)
+}
+
 /// Checks arguments against a tool's JSON Schema, for boxes that have no
 /// Rust type to deserialize into: the keywords tool schemas use (`type`,
 /// `enum`, `const`, `properties`, `required`, `additionalProperties`,
@@ -155,9 +167,8 @@ pub(crate) fn describe_property(
 /// bounds); other keywords are not checked. The error names the JSON path
 /// of the first value that does not fit.
 pub fn check_arguments(schema: &Value, arguments: &Value) -> Result<(), crate::error::ToolError> {
-    let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
     let mut path = JsonPath::root();
-    match fits(schema, arguments, defs, 0, &mut path) {
+    match fits(schema, arguments, schema, 0, &mut path) {
         Ok(()) => Ok(()),
         Err(reason) => Err(crate::error::ToolError::invalid_arguments(
             path.to_string(),
@@ -171,7 +182,7 @@ pub fn check_arguments(schema: &Value, arguments: &Value) -> Result<(), crate::e
 fn fits(
     schema: &Value,
     value: &Value,
-    defs: Option<&Value>,
+    root: &Value,
     depth: usize,
     path: &mut JsonPath,
 ) -> Result<(), String> {
@@ -187,11 +198,8 @@ fn fits(
         return Err("the schema nests too deep to check".to_owned());
     }
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        let name = reference
-            .strip_prefix("#/$defs/")
-            .or_else(|| reference.strip_prefix("#/definitions/"));
-        match name.and_then(|n| defs.and_then(|d| d.get(n))) {
-            Some(target) => fits(target, value, defs, depth + 1, path)?,
+        match resolve_ref(root, reference) {
+            Some(target) => fits(target, value, root, depth + 1, path)?,
             None => {
                 return Err(format!(
                     "the schema's reference `{reference}` cannot be resolved"
@@ -245,13 +253,13 @@ fn fits(
         if let Some(Value::Array(branches)) = schema.get(key) {
             if all {
                 for branch in branches {
-                    fits(branch, value, defs, depth + 1, path)?;
+                    fits(branch, value, root, depth + 1, path)?;
                 }
             } else {
                 let mut scratch = JsonPath::root();
                 if !branches
                     .iter()
-                    .any(|b| fits(b, value, defs, depth + 1, &mut scratch).is_ok())
+                    .any(|b| fits(b, value, root, depth + 1, &mut scratch).is_ok())
                 {
                     return Err(format!(
                         "got {}, which fits none of the allowed shapes",
@@ -292,7 +300,7 @@ fn fits(
         if let Some(item_schema) = schema.get("items") {
             for (index, item) in items.iter().enumerate() {
                 path.push_index(index);
-                fits(item_schema, item, defs, depth + 1, path)?;
+                fits(item_schema, item, root, depth + 1, path)?;
                 path.pop();
             }
         }
@@ -311,7 +319,7 @@ fn fits(
         for (key, field) in object {
             path.push_key(key.as_str());
             match properties.and_then(|p| p.get(key)) {
-                Some(property) => fits(property, field, defs, depth + 1, path)?,
+                Some(property) => fits(property, field, root, depth + 1, path)?,
                 None => match schema.get("additionalProperties") {
                     Some(Value::Bool(false)) => {
                         let known: Vec<String> = properties
@@ -330,7 +338,7 @@ fn fits(
                             )
                         });
                     }
-                    Some(extra @ Value::Object(_)) => fits(extra, field, defs, depth + 1, path)?,
+                    Some(extra @ Value::Object(_)) => fits(extra, field, root, depth + 1, path)?,
                     _ => {}
                 },
             }
@@ -367,5 +375,53 @@ mod closed_tests {
             serde_json::json!({"secs": 1, "nanos": 0, "x": ""}),
         );
         assert!(refused.is_err());
+    }
+}
+
+#[cfg(test)]
+mod reference_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_local_reference_form_resolves_and_a_missing_one_is_named() {
+        let root = json!({
+            "type": "object",
+            "$defs": {"Name": {"type": "string"}, "a/b": {"type": "integer"}},
+            "definitions": {"Old": {"type": "boolean"}},
+            "properties": {"tree": {"$ref": "#"}, "name": {"$ref": "#/$defs/Name"}}
+        });
+        assert_eq!(resolve_ref(&root, "#"), Some(&root));
+        assert_eq!(
+            resolve_ref(&root, "#/$defs/Name"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(
+            resolve_ref(&root, "#/$defs/a~1b"),
+            Some(&json!({"type": "integer"}))
+        );
+        assert_eq!(
+            resolve_ref(&root, "#/definitions/Old"),
+            Some(&json!({"type": "boolean"}))
+        );
+        assert_eq!(
+            resolve_ref(&root, "#/properties/name/$ref"),
+            Some(&json!("#/$defs/Name"))
+        );
+        assert_eq!(resolve_ref(&root, "#/$defs/Missing"), None);
+        assert_eq!(resolve_ref(&root, "other.json#/x"), None);
+
+        // The argument check follows the same references, the root's too.
+        assert!(check_arguments(&root, &json!({"name": "x", "tree": {"name": "y"}})).is_ok());
+        let error = check_arguments(&root, &json!({"tree": {"name": 3}})).unwrap_err();
+        assert!(error.to_string().contains("tree.name"), "{error}");
+        let broken = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/Gone"}}});
+        let error = check_arguments(&broken, &json!({"x": 1})).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("the schema's reference `#/$defs/Gone` cannot be resolved"),
+            "{error}"
+        );
     }
 }

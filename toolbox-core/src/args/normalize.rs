@@ -358,14 +358,8 @@ impl<'s> Normalizer<'s> {
         true
     }
 
-    /// A local reference: `#`, `#/$defs/Name`, or any JSON pointer into
-    /// the root.
     fn resolve(&self, reference: &str) -> Option<&'s Value> {
-        let pointer = reference.strip_prefix('#')?;
-        if pointer.is_empty() {
-            return Some(self.root);
-        }
-        self.root.pointer(pointer)
+        crate::schema::resolve_ref(self.root, reference)
     }
 }
 

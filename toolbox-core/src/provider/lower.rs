@@ -262,11 +262,7 @@ impl Lowering<'_> {
                 format!("`{reference}` is not a local reference to `$defs`"),
             )
         })?;
-        let target = self
-            .root
-            .get("$defs")
-            .or_else(|| self.root.get("definitions"))
-            .and_then(|defs| defs.get(name))
+        let target = crate::schema::resolve_ref(self.root, reference)
             .and_then(Value::as_object)
             .ok_or_else(|| self.error(path, format!("`{reference}` points at no definition")))?;
         Ok((name.to_owned(), target.clone()))
@@ -624,10 +620,9 @@ impl Lowering<'_> {
         let resolve = |branch: &'_ Value| -> Option<Map<String, Value>> {
             let node = branch.as_object()?;
             match node.get("$ref").and_then(Value::as_str) {
-                Some(reference) => {
-                    let pointer = reference.strip_prefix('#')?;
-                    self.root.pointer(pointer)?.as_object().cloned()
-                }
+                Some(reference) => crate::schema::resolve_ref(self.root, reference)?
+                    .as_object()
+                    .cloned(),
                 None => Some(node.clone()),
             }
         };

@@ -80,12 +80,11 @@ fn tag_branches(root: &Value, branches: &[Value], at: &str, patches: &mut Vec<(S
         };
         match object.get("$ref").and_then(Value::as_str) {
             Some(reference) => {
-                let Some(pointer) = reference.strip_prefix('#') else {
+                let Some(Value::Object(target)) = crate::schema::resolve_ref(root, reference)
+                else {
                     return;
                 };
-                let Some(Value::Object(target)) = root.pointer(pointer) else {
-                    return;
-                };
+                let pointer = reference.trim_start_matches('#');
                 resolved.push((pointer.to_owned(), target));
             }
             None => resolved.push((format!("{at}/oneOf/{index}"), object)),

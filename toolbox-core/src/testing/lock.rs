@@ -311,13 +311,7 @@ fn resolve<'s>(root: &'s Value, schema: &'s Value) -> Node<'s> {
             break;
         };
         if let Some(target) = object.get("$ref").and_then(Value::as_str) {
-            let pointer = target.strip_prefix('#').unwrap_or(target);
-            let found = if pointer.is_empty() {
-                Some(root)
-            } else {
-                root.pointer(pointer)
-            };
-            if let Some(found) = found {
+            if let Some(found) = crate::schema::resolve_ref(root, target) {
                 if object.len() == 1
                     || object
                         .keys()
