@@ -140,7 +140,7 @@ pub trait ToolBox: Send + Sync {
 /// The listing half of a wrapper's `ToolBox` impl, forwarded to the box in
 /// the field named: `specifications`, `specification`, `contains`,
 /// `catalog` and `check`, so the wrapper offers what the wrapped box
-/// offers, with its O(1) lookups. Pair it with [`forward_calls!`] when the
+/// offers, with its O(1) lookups. Pair it with [`forward_calls!`](crate::forward_calls) when the
 /// calls are forwarded too, or write `dispatch` yourself (a decorator).
 ///
 /// ```
@@ -207,7 +207,7 @@ macro_rules! forward_listing {
 /// code of the wrapper's that could unwind. A wrapper that adds code
 /// around the call writes its own `dispatch` and keeps the default
 /// `catches_panics` (`false`), unless that code can never panic. See
-/// [`forward_listing!`] for an example.
+/// [`forward_listing!`](crate::forward_listing) for an example.
 #[macro_export]
 macro_rules! forward_calls {
     ($field:ident) => {
