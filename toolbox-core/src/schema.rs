@@ -160,6 +160,19 @@ pub(crate) fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Va
     root.pointer(pointer)
 }
 
+/// A property's constant value, `const` or a one-value `enum`: the tag of
+/// a tagged union's branch, for normalization (which branch a value is)
+/// and lowering (which tag to require).
+pub(crate) fn constant(property: &Value) -> Option<&Value> {
+    property.get("const").or_else(|| {
+        property
+            .get("enum")
+            .and_then(Value::as_array)
+            .filter(|values| values.len() == 1)
+            .and_then(|values| values.first())
+    })
+}
+
 /// Checks arguments against a tool's JSON Schema, for boxes that have no
 /// Rust type to deserialize into: the keywords tool schemas use (`type`,
 /// `enum`, `const`, `properties`, `required`, `additionalProperties`,

@@ -295,13 +295,7 @@ impl<'s> Normalizer<'s> {
             return true;
         };
         properties.iter().all(|(name, property)| {
-            let tag = property.get("const").or_else(|| {
-                property
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .filter(|e| e.len() == 1)
-                    .and_then(|e| e.first())
-            });
+            let tag = crate::schema::constant(property);
             match (tag, value.get(name)) {
                 (Some(tag), Some(found)) => tag == found,
                 (Some(_), None) => !requires(object, name),

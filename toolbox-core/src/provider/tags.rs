@@ -115,24 +115,13 @@ fn common_tag(branches: &[(String, &Map<String, Value>)]) -> Option<String> {
         let mut seen: Vec<&Value> = Vec::new();
         for (_, branch) in branches {
             let property = branch.get("properties")?.get(name.as_str())?;
-            let constant = constant(property)?;
+            let constant = crate::schema::constant(property)?;
             if seen.contains(&constant) {
                 return None;
             }
             seen.push(constant);
         }
         Some(name.clone())
-    })
-}
-
-/// A property's constant value: `const`, or a one-value `enum`.
-fn constant(property: &Value) -> Option<&Value> {
-    property.get("const").or_else(|| {
-        property
-            .get("enum")
-            .and_then(Value::as_array)
-            .filter(|values| values.len() == 1)
-            .and_then(|values| values.first())
     })
 }
 
