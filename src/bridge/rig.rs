@@ -128,12 +128,7 @@ struct Shared {
 
 fn tool(shared: &Arc<Shared>, spec: ToolSpecification) -> Result<DynamicTool, BridgeError> {
     let parameters = match shared.provider {
-        Some(provider) => toolbox_core::provider::lower(&spec.parameters, provider.dialect())
-            .map_err(|source| toolbox_core::provider::ProviderError::Lower {
-                tool: spec.name.clone(),
-                dialect: provider.dialect().label(),
-                source,
-            })?,
+        Some(provider) => provider.parameters(&spec)?,
         None => spec.parameters.clone(),
     };
     let name = ToolName::new(spec.name.as_str()).map_err(|error| BridgeError::Convert {

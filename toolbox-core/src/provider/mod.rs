@@ -135,15 +135,21 @@ impl Provider {
         }
     }
 
+    /// `spec`'s argument schema lowered for this provider, alone: what
+    /// [`definition`](Self::definition) puts in the provider's shape, and
+    /// what a client that builds its own tool objects (a bridge) sends.
+    pub fn parameters(self, spec: &ToolSpecification) -> Result<Value, ProviderError> {
+        let dialect = self.dialect();
+        lower(&spec.parameters, dialect).map_err(|source| ProviderError::Lower {
+            tool: spec.name.clone(),
+            dialect: dialect.label(),
+            source,
+        })
+    }
+
     /// The tool definition for one specification, its schema lowered.
     pub fn definition(self, spec: &ToolSpecification) -> Result<Value, ProviderError> {
-        let dialect = self.dialect();
-        let parameters =
-            lower(&spec.parameters, dialect).map_err(|source| ProviderError::Lower {
-                tool: spec.name.clone(),
-                dialect: dialect.label(),
-                source,
-            })?;
+        let parameters = self.parameters(spec)?;
         // Anthropic takes examples as `input_examples`; every other dialect
         // reads them in the description.
         let described;
