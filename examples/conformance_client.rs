@@ -14,7 +14,7 @@ use toolbox::mcp::rmcp::model::{
 };
 use toolbox::mcp::rmcp::service::RequestContext;
 use toolbox::mcp::rmcp::{ClientHandler, RoleClient};
-use toolbox::mcp::{McpToolBox, OAuth};
+use toolbox::mcp::{auth::OAuth, McpToolBox};
 use toolbox::prelude::*;
 
 /// Accepts every form with nothing filled in: the fields come from the

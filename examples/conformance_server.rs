@@ -12,7 +12,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use toolbox::mcp::{serve_http, Elicitation, McpLog, McpMeta, McpPeer, McpProgress, McpServer};
+use toolbox::mcp::{
+    serve_http,
+    server::{Elicitation, McpLog, McpMeta},
+    McpPeer, McpProgress, McpServer,
+};
 use toolbox::prelude::*;
 use toolbox::Content;
 

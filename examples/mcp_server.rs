@@ -13,7 +13,11 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolbox::mcp::{serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, Rejected};
+use toolbox::mcp::{
+    auth::{BearerAuth, McpCaller, Rejected},
+    server::{serve_http_with, HttpOptions},
+    McpServer,
+};
 use toolbox::prelude::*;
 
 /// Two integers.

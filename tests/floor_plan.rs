@@ -249,3 +249,139 @@ fn the_reader_sees_imports_in_every_form() {
     let names: Vec<&str> = paths.iter().map(|(_, n)| n.as_str()).collect();
     assert_eq!(names, ["args", "Arguments", "error", "schema"]);
 }
+
+/// Every `.rs` file under `src` (the crate's library), recursively.
+fn library_files(src: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A file's lines of code: neither blank nor a comment (doc comments
+/// included), its unit tests (`#[cfg(test)] mod tests { .. }`) left out.
+fn lines_of_code(text: &str) -> usize {
+    let library = text
+        .find("\n#[cfg(test)]\nmod tests {")
+        .map_or(text, |at| &text[..at]);
+    library
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .count()
+}
+
+/// The most lines of code a library file holds: past it, a file holds
+/// more than one concept and is cut at its seams.
+const MAX_LINES_OF_CODE: usize = 700;
+
+#[test]
+fn every_library_file_holds_one_concept_said_in_its_header() {
+    let mut too_long = Vec::new();
+    let mut no_header = Vec::new();
+    let crates = CRATES.iter().map(|krate| crate_src(krate));
+    let facade = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for src in crates.chain([facade]) {
+        for path in library_files(&src) {
+            if path.file_name().is_some_and(|name| name == "tests.rs") {
+                continue; // a module's unit tests, in a file of their own
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            let shown = path
+                .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                .unwrap()
+                .display()
+                .to_string();
+            let code = lines_of_code(&text);
+            if code > MAX_LINES_OF_CODE {
+                too_long.push(format!("{shown}: {code} lines of code"));
+            }
+            if !text.trim_start().starts_with("//!") {
+                no_header.push(shown);
+            }
+        }
+    }
+    assert!(
+        too_long.is_empty(),
+        "library files over {MAX_LINES_OF_CODE} lines of code; cut them at their seams:\n{}",
+        too_long.join("\n")
+    );
+    assert!(
+        no_header.is_empty(),
+        "library files without a `//!` header saying what they hold:\n{}",
+        no_header.join("\n")
+    );
+}
+
+#[test]
+fn the_line_count_leaves_out_comments_blank_lines_and_unit_tests() {
+    let text = "//! Header.\n\n/// Doc.\nfn a() {}\n// note\nfn b() {}\n\n#[cfg(test)]\nmod tests {\n    fn c() {}\n}\n";
+    assert_eq!(lines_of_code(text), 2);
+}
+
+/// The names a crate root makes public: its `pub mod`s and each name of
+/// its `pub use`s (an item's `cfg` counted as present).
+fn root_names(lib: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let code: String = lib
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for statement in code.split(';') {
+        let statement = statement.trim();
+        let statement = statement
+            .rsplit_once(']')
+            .filter(|_| statement.starts_with("#["))
+            .map_or(statement, |(_, rest)| rest.trim());
+        if let Some(name) = statement.strip_prefix("pub mod ") {
+            names.insert(name.trim().to_owned());
+        } else if let Some(path) = statement.strip_prefix("pub use ") {
+            let listed = match path.split_once('{') {
+                Some((_, group)) => group.trim_end_matches('}').to_owned(),
+                None => path.rsplit("::").next().unwrap_or(path).to_owned(),
+            };
+            for item in listed.split(',') {
+                let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+                let name = name.rsplit("::").next().unwrap_or(name);
+                if !name.is_empty() {
+                    names.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn toolbox_mcp_root_names_what_most_programs_name() {
+    let lib = fs::read_to_string(crate_src("toolbox-mcp").join("lib.rs")).unwrap();
+    let names = root_names(&lib);
+    for family in ["client", "server", "auth"] {
+        assert!(names.contains(family), "no `{family}` family in {names:?}");
+    }
+    assert!(
+        names.len() <= 12,
+        "toolbox-mcp's root makes {} names public (at most 12): {names:?}",
+        names.len()
+    );
+}
+
+#[test]
+fn the_root_reader_counts_every_public_name() {
+    let names = root_names(
+        "mod private;\npub mod client;\n#[cfg(feature = \"x\")]\npub use a::{B, c::D};\npub use e::F as G;\n",
+    );
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(names, ["B", "D", "G", "client"]);
+}

@@ -84,8 +84,10 @@ async fn a_child_server_is_called_and_reaped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_of_servers_with_a_child_a_token_and_a_down_one() {
     use toolbox::mcp::{
-        serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpServers, Rejected,
-        RemoteServer,
+        auth::{BearerAuth, McpCaller, Rejected},
+        client::RemoteServer,
+        server::{serve_http_with, HttpOptions},
+        McpServer, McpServers,
     };
 
     fn verify(token: &str) -> Result<McpCaller, Rejected> {

@@ -211,7 +211,9 @@ fn bench_servers(c: &mut Criterion) {
     let to_ours = runtime
         .block_on(
             McpToolBox::http(&ours_url)
-                .http_connection(toolbox_mcp::HttpConnection::default().reuse_connections(true))
+                .http_connection(
+                    toolbox_mcp::client::HttpConnection::default().reuse_connections(true),
+                )
                 .connect(),
         )
         .unwrap();

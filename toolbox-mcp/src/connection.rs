@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use toolbox_core::ToolError;
 
-/// How [`McpConnect`](crate::McpConnect) reaches an HTTP endpoint, and how a
+/// How [`McpConnect`](crate::client::McpConnect) reaches an HTTP endpoint, and how a
 /// `JwtVerifier` fetches its keys: extra headers,
 /// roots to trust beside the system's, kept connections.
 #[derive(Clone, Debug, Default)]

@@ -18,7 +18,10 @@ use toolbox_core::{
     tool_fn, try_tool_fn, Content, Context, FnToolBox, FromContext, ToolBox, ToolBoxExt, ToolError,
     ToolHandler, ToolResponse,
 };
-use toolbox_mcp::{Elicitation, LogLevel, McpLog, McpPeer, McpServer, McpToolBox};
+use toolbox_mcp::{
+    server::{Elicitation, LogLevel, McpLog},
+    McpPeer, McpServer, McpToolBox,
+};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Person {

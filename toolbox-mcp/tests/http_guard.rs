@@ -11,7 +11,9 @@ use toolbox_core::{
     try_tool_fn, Context, FnToolBox, FromContext, ToolBox, ToolBoxExt, ToolError, ToolHandler,
 };
 use toolbox_mcp::{
-    serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpToolBox, Rejected,
+    auth::{BearerAuth, McpCaller, Rejected},
+    server::{serve_http_with, HttpOptions},
+    McpServer, McpToolBox,
 };
 
 fn tools() -> impl ToolBox {

@@ -214,7 +214,7 @@ async fn a_foreign_host_header_is_refused() {
 async fn list_changed_refreshes_and_meta_crosses_both_ways() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    use toolbox_mcp::McpMeta;
+    use toolbox_mcp::server::McpMeta;
 
     let extra_on = Arc::new(AtomicBool::new(false));
     let flag = extra_on.clone();
@@ -398,7 +398,7 @@ async fn a_server_that_dies_mid_call_answers_at_once() {
 async fn progress_crosses_from_the_served_tool_to_the_proxy_caller() {
     use std::sync::{Arc, Mutex};
     use toolbox_core::FromContext;
-    use toolbox_mcp::{McpProgress, Progress};
+    use toolbox_mcp::{server::Progress, McpProgress};
 
     let tools = FnToolBox::new([tool_fn(
         "crawl",

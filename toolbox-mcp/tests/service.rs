@@ -7,8 +7,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolbox_core::{tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolResponse};
 use toolbox_mcp::{
-    serve_http, serve_http_with, BearerAuth, HttpOptions, McpCaller, McpServer, McpToolBox,
-    Rejected, Timeouts,
+    auth::{BearerAuth, McpCaller, Rejected},
+    client::Timeouts,
+    serve_http,
+    server::{serve_http_with, HttpOptions},
+    McpServer, McpToolBox,
 };
 
 /// `slow` answers after `ms` milliseconds, `hang` never, `ping` at once.

@@ -14,8 +14,11 @@ use toolbox_core::{
     ToolErrorKind, ToolHandler, ToolResponse, ToolSpecification,
 };
 use toolbox_mcp::{
-    serve_http, serve_http_with, BearerAuth, HttpOptions, McpServer, McpServers, McpToolBox, Pin,
-    PinChangeKind, PinEvent, RemoteServer, Timeouts,
+    auth::BearerAuth,
+    client::{Pin, PinChangeKind, PinEvent, RemoteServer, Timeouts},
+    serve_http,
+    server::{serve_http_with, HttpOptions},
+    McpServer, McpServers, McpToolBox,
 };
 
 const HONEST: &str = "Gets the weather for a city.";
@@ -444,14 +447,14 @@ async fn slow_front(target: std::net::SocketAddr, delay: Duration) -> String {
     format!("http://{address}/mcp")
 }
 
-fn verify(token: &str) -> Result<toolbox_mcp::McpCaller, toolbox_mcp::Rejected> {
+fn verify(token: &str) -> Result<toolbox_mcp::auth::McpCaller, toolbox_mcp::auth::Rejected> {
     if token == "secret" {
-        Ok(toolbox_mcp::McpCaller {
+        Ok(toolbox_mcp::auth::McpCaller {
             subject: "alice".into(),
             ..Default::default()
         })
     } else {
-        Err(toolbox_mcp::Rejected("unknown token".into()))
+        Err(toolbox_mcp::auth::Rejected("unknown token".into()))
     }
 }
 

@@ -104,7 +104,7 @@ pub struct McpConnect<H = ()> {
     target: Target,
     http: HttpConnection,
     #[cfg(feature = "oauth")]
-    oauth: Option<crate::oauth::OAuth>,
+    oauth: Option<crate::auth::oauth::OAuth>,
     handler: H,
     timeouts: Timeouts,
     pin: Option<Pin>,
@@ -196,7 +196,7 @@ impl<H: ClientHandler> McpConnect<H> {
     /// Authorizes with OAuth 2.1 when the server asks for it (its `401`
     /// challenge); a server that does not ask is connected as it is.
     #[cfg(feature = "oauth")]
-    pub fn oauth(mut self, oauth: crate::oauth::OAuth) -> Self {
+    pub fn oauth(mut self, oauth: crate::auth::oauth::OAuth) -> Self {
         self.oauth = Some(oauth);
         self
     }
@@ -369,7 +369,7 @@ impl<H: ClientHandler> McpConnect<H> {
                 #[cfg(feature = "oauth")]
                 if let Some(oauth) = &self.oauth {
                     if let Some(authorized) =
-                        crate::oauth::authorize(&url, &client, &self.http, oauth).await?
+                        crate::auth::oauth::authorize(&url, &client, &self.http, oauth).await?
                     {
                         let transport = StreamableHttpClientTransport::with_client(
                             Watched::new(authorized, reconnects),

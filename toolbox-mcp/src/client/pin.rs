@@ -33,8 +33,8 @@ pub enum Pin {
     /// approves it ([`McpToolBox::approve`](crate::McpToolBox::approve)).
     /// A changed text or a breaking schema change is always held; a
     /// compatible schema change only unless
-    /// [`accept_compatible`](crate::McpConnect::accept_compatible) is set.
-    /// The default for a box given a [`pin_file`](crate::McpConnect::pin_file).
+    /// [`accept_compatible`](crate::client::McpConnect::accept_compatible) is set.
+    /// The default for a box given a [`pin_file`](crate::client::McpConnect::pin_file).
     Hold,
 }
 
@@ -51,7 +51,7 @@ pub enum PinChangeKind {
 }
 
 /// One tool's difference from the pinned baseline, as the application sees
-/// it: in [`on_pin_event`](crate::McpConnect::on_pin_event), and in
+/// it: in [`on_pin_event`](crate::client::McpConnect::on_pin_event), and in
 /// [`McpToolBox::held`](crate::McpToolBox::held) while it waits for approval.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

@@ -1,403 +1,12 @@
-//! What a served Streamable HTTP endpoint admits: the `Origin` a browser
-//! sends (the spec's MUST), how many sessions it holds and for how long,
-//! and, when the application says so, only callers with a bearer token its
-//! verifier accepts (RFC 6750), with the protected-resource metadata
-//! document (RFC 9728) at the well-known path.
+//! Bearer tokens checked as JWTs (feature `jwt`): the keys (fixed or read
+//! from a JWKS URL), the validation, the caller the claims name.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use toolbox_core::{Context, FromContext, ToolError};
 
-/// The verified caller of a served call, from its bearer token:
-/// injectable into a tool (`#[inject] caller: McpCaller`). A call without
-/// authentication has none, and the tool is told so.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct McpCaller {
-    /// Who the token is for (a JWT's `sub`).
-    pub subject: String,
-    /// What the token allows.
-    pub scopes: Vec<String>,
-    /// Everything else the verifier read from the token.
-    pub claims: Map<String, Value>,
-}
-
-impl FromContext for McpCaller {
-    fn from_context(ctx: &Context) -> Result<Self, ToolError> {
-        ctx.extension::<McpCaller>()
-            .cloned()
-            .ok_or_else(|| ToolError::Failed {
-                message: "this tool needs an authenticated caller".to_owned(),
-                retryable: false,
-                source: Some(
-                    "the context has no `McpCaller`: the endpoint takes no bearer tokens".into(),
-                ),
-            })
-    }
-}
-
-/// A verifier's answer to a token it does not accept.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejected(pub String);
-
-/// A future a verifier returns.
-pub type VerifyFuture<'a> = Pin<Box<dyn Future<Output = Result<McpCaller, Rejected>> + Send + 'a>>;
-
-/// Checks a bearer token and says who it is for. Closures
-/// `Fn(&str) -> Result<McpCaller, Rejected>` are verifiers.
-pub trait TokenVerifier: Send + Sync + 'static {
-    /// Verifies one token (its signature, audience, expiry: the verifier's
-    /// job).
-    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a>;
-}
-
-impl<F> TokenVerifier for F
-where
-    F: Fn(&str) -> Result<McpCaller, Rejected> + Send + Sync + 'static,
-{
-    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        let answer = self(token);
-        Box::pin(async move { answer })
-    }
-}
-
-/// Bearer-token authentication for a served endpoint.
-#[derive(Clone)]
-pub struct BearerAuth {
-    pub(crate) verifier: Arc<dyn TokenVerifier>,
-    pub(crate) resource: String,
-    pub(crate) authorization_servers: Vec<String>,
-    pub(crate) scopes: Vec<String>,
-}
-
-impl BearerAuth {
-    /// Tokens checked by `verifier`, for the endpoint at `resource` (its
-    /// public URL, as the metadata document and the tokens' audience name
-    /// it), issued by `authorization_servers`.
-    pub fn new(
-        verifier: impl TokenVerifier,
-        resource: impl Into<String>,
-        authorization_servers: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        BearerAuth {
-            verifier: Arc::new(verifier),
-            resource: resource.into(),
-            authorization_servers: authorization_servers.into_iter().map(Into::into).collect(),
-            scopes: Vec::new(),
-        }
-    }
-
-    /// Tokens checked by `verify`, a closure taking the token (`|token|
-    /// …`, no annotations needed), for the endpoint's own URL (filled in
-    /// when it binds; [`resource`](BearerAuth::resource) to name another).
-    ///
-    /// ```
-    /// use toolbox_mcp::{BearerAuth, McpCaller, Rejected};
-    /// let auth = BearerAuth::verify_with(|token| match token {
-    ///     "alice-secret" => Ok(McpCaller { subject: "alice".into(), ..McpCaller::default() }),
-    ///     _ => Err(Rejected("unknown token".into())),
-    /// });
-    /// # let _ = auth;
-    /// ```
-    pub fn verify_with<F>(verify: F) -> Self
-    where
-        F: Fn(&str) -> Result<McpCaller, Rejected> + Send + Sync + 'static,
-    {
-        BearerAuth::new(verify, String::new(), Vec::<String>::new())
-    }
-
-    /// One static token shared by every caller (a deployment secret): a
-    /// request that sends `Authorization: Bearer {token}` is admitted as
-    /// the subject `shared-token`; the comparison takes the same time
-    /// however much of the token matches.
-    ///
-    /// ```
-    /// use toolbox_mcp::{BearerAuth, HttpOptions};
-    /// let options = HttpOptions::default().bearer_auth(BearerAuth::shared_token("s3cret"));
-    /// # let _ = options;
-    /// ```
-    pub fn shared_token(token: impl Into<String>) -> Self {
-        let token: String = token.into();
-        BearerAuth::verify_with(move |sent: &str| {
-            if constant_time_eq(sent.as_bytes(), token.as_bytes()) {
-                Ok(McpCaller {
-                    subject: "shared-token".to_owned(),
-                    ..McpCaller::default()
-                })
-            } else {
-                Err(Rejected("not the shared token".to_owned()))
-            }
-        })
-    }
-
-    /// The endpoint's public URL, as the metadata document and the
-    /// tokens' audience name it (the bound address by default).
-    pub fn resource(mut self, url: impl Into<String>) -> Self {
-        self.resource = url.into();
-        self
-    }
-
-    /// Scopes every caller needs; a token without them is answered `403
-    /// insufficient_scope` naming them.
-    pub fn require_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The protected-resource metadata document (RFC 9728).
-    pub(crate) fn metadata(&self) -> Value {
-        serde_json::json!({
-            "resource": self.resource,
-            "authorization_servers": self.authorization_servers,
-            "scopes_supported": self.scopes,
-            "bearer_methods_supported": ["header"],
-        })
-    }
-}
-
-impl std::fmt::Debug for BearerAuth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BearerAuth")
-            .field("resource", &self.resource)
-            .field("authorization_servers", &self.authorization_servers)
-            .field("scopes", &self.scopes)
-            .finish()
-    }
-}
-
-/// How a served endpoint admits requests; [`HttpOptions::default`] is what
-/// [`serve_http`](crate::serve_http) uses.
-#[derive(Clone, Debug)]
-pub struct HttpOptions {
-    pub(crate) allowed_hosts: Option<Vec<String>>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) max_sessions: usize,
-    pub(crate) max_sessions_per_client: Option<usize>,
-    pub(crate) idle_timeout: Duration,
-    pub(crate) readiness_path: Option<String>,
-    pub(crate) drain_delay: Duration,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) auth: Option<BearerAuth>,
-}
-
-/// The origins a local endpoint admits by default: loopback pages only.
-const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
-
-impl Default for HttpOptions {
-    /// Loopback `Host`s and `Origin`s only (a request without `Origin`, as
-    /// non-browser clients send, passes); at most 1,000 sessions (the idle
-    /// one used longest ago makes room for a new one), 100 of them per
-    /// client, each ended after 5 minutes without a request; request bodies
-    /// of at most 4 MiB; no authentication; readiness at `/healthz`; no
-    /// drain delay.
-    fn default() -> Self {
-        HttpOptions {
-            allowed_hosts: None,
-            allowed_origins: LOCAL_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
-            max_sessions: 1_000,
-            max_sessions_per_client: None,
-            idle_timeout: Duration::from_secs(300),
-            readiness_path: Some("/healthz".to_owned()),
-            drain_delay: Duration::ZERO,
-            max_body_bytes: 4 * 1024 * 1024,
-            auth: None,
-        }
-    }
-}
-
-impl HttpOptions {
-    /// The `Host` names (or `host:port`) admitted, for a public endpoint
-    /// (loopback names by default, against DNS rebinding).
-    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The browser origins admitted (`https://app.example.com`,
-    /// `http://localhost:*`); a request with another `Origin` is answered
-    /// 403.
-    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.allowed_origins = origins.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// At most `max` sessions at once (≈ 57 KB each: 1,000 hold ≈ 57 MB).
-    /// At the cap, the session used longest ago that has no call in flight
-    /// is ended to make room (its next request is answered 404, and a
-    /// conforming client opens a new session); only when every session
-    /// has a call in flight is a new one answered 503 with `Retry-After`.
-    pub fn max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max.max(1);
-        self
-    }
-
-    /// At most `max` sessions held by one client (by default a tenth of
-    /// [`max_sessions`](HttpOptions::max_sessions), and at least 16 or the
-    /// cap itself when it is smaller): the
-    /// verified subject when [`bearer_auth`](HttpOptions::bearer_auth) is
-    /// set, else the peer's IP address. A session past it is answered 429
-    /// with `Retry-After`. Behind a proxy every client has the proxy's
-    /// address: authenticate, or raise this.
-    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
-        self.max_sessions_per_client = Some(max.max(1));
-        self
-    }
-
-    /// Where the readiness route answers `GET` (`/healthz` by default):
-    /// `200 {"status":"ready"}`, or `503 {"status":"shutting down"}` once a
-    /// shutdown begins. No authentication, off the MCP path. `None`: no
-    /// route.
-    pub fn readiness_path(mut self, path: Option<&str>) -> Self {
-        self.readiness_path = path.map(str::to_owned);
-        self
-    }
-
-    /// How long a shutdown keeps accepting connections after readiness
-    /// turns "not ready" (new sessions answered 503), so a load balancer's
-    /// probe sees it before connections are refused (none by default; a
-    /// probe period is usual).
-    pub fn drain_delay(mut self, delay: Duration) -> Self {
-        self.drain_delay = delay;
-        self
-    }
-
-    /// A session with no request for `timeout` ends.
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
-
-    /// Request bodies of at most `bytes`; a larger one is answered 413
-    /// while it streams in, whatever `Content-Length` says.
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes.max(1024);
-        self
-    }
-
-    /// Only callers whose bearer token `auth` accepts; the verified caller
-    /// is in each call's [`Context`] as [`McpCaller`].
-    pub fn bearer_auth(mut self, auth: BearerAuth) -> Self {
-        self.auth = Some(auth);
-        self
-    }
-}
-
-/// Whether `a` and `b` are equal, in a time that depends on their lengths
-/// only.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut difference = a.len() ^ b.len();
-    for (i, byte) in a.iter().enumerate() {
-        difference |= usize::from(byte ^ b.get(i % b.len().max(1)).copied().unwrap_or(0));
-    }
-    difference == 0
-}
-
-/// The answer to a request the endpoint does not admit, with a
-/// `Retry-After` (seconds) where waiting helps.
-pub(crate) fn refusal_after(
-    status: u16,
-    retry_after: u64,
-    message: &str,
-) -> axum::response::Response {
-    let mut response = refusal(status, None, message);
-    response.headers_mut().insert(
-        axum::http::header::RETRY_AFTER,
-        axum::http::HeaderValue::from(retry_after),
-    );
-    response
-}
-
-/// The answer to a request the endpoint does not admit.
-pub(crate) fn refusal(
-    status: u16,
-    challenge: Option<String>,
-    message: &str,
-) -> axum::response::Response {
-    let mut response = axum::response::Response::new(axum::body::Body::from(
-        serde_json::json!({"error": message}).to_string(),
-    ));
-    *response.status_mut() =
-        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::FORBIDDEN);
-    let headers = response.headers_mut();
-    headers.insert(
-        axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("application/json"),
-    );
-    if let Some(value) = challenge.and_then(|c| axum::http::HeaderValue::from_str(&c).ok()) {
-        headers.insert(axum::http::header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-/// Checks a request's bearer token: the caller, or the refusal the spec
-/// asks for (401 with a challenge naming the metadata document, 403
-/// `insufficient_scope` naming the scopes).
-pub(crate) async fn authenticate(
-    auth: &BearerAuth,
-    metadata_url: &str,
-    authorization: Option<&str>,
-) -> Result<McpCaller, axum::response::Response> {
-    let scope = if auth.scopes.is_empty() {
-        String::new()
-    } else {
-        format!(", scope=\"{}\"", auth.scopes.join(" "))
-    };
-    let challenge = |error: &str| {
-        let error = if error.is_empty() {
-            String::new()
-        } else {
-            format!(", error=\"{error}\"")
-        };
-        format!("Bearer resource_metadata=\"{metadata_url}\"{scope}{error}")
-    };
-    let Some(token) = authorization.and_then(|value| {
-        value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-    }) else {
-        return Err(refusal(
-            401,
-            Some(challenge("")),
-            "a bearer token is required",
-        ));
-    };
-    let caller = match auth.verifier.verify(token).await {
-        Ok(caller) => caller,
-        Err(Rejected(why)) => {
-            tracing::info!(target: "toolbox::mcp", %why, "bearer token refused");
-            return Err(refusal(
-                401,
-                Some(challenge("invalid_token")),
-                "the bearer token is not accepted",
-            ));
-        }
-    };
-    let missing: Vec<&String> = auth
-        .scopes
-        .iter()
-        .filter(|s| !caller.scopes.contains(s))
-        .collect();
-    if !missing.is_empty() {
-        return Err(refusal(
-            403,
-            Some(challenge("insufficient_scope")),
-            &format!(
-                "the token lacks the scope(s) {}",
-                missing
-                    .iter()
-                    .map(|s| format!("`{s}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    Ok(caller)
-}
+use super::{McpCaller, Rejected, TokenVerifier, VerifyFuture};
 
 /// Bearer tokens checked as JWTs (feature `jwt`, on `jsonwebtoken`):
 /// signature by one of the keys, audience, issuer and expiry. The caller's
@@ -426,24 +35,20 @@ pub(crate) async fn authenticate(
 /// # let _ = (&verifier, &remote);
 /// # Ok::<(), String>(())
 /// ```
-#[cfg(feature = "jwt")]
 pub struct JwtVerifier {
     keys: Keys,
     validation: jsonwebtoken::Validation,
 }
 
 /// One verification key and the `kid` it is published under.
-#[cfg(feature = "jwt")]
 type Key = (Option<String>, jsonwebtoken::DecodingKey);
 
-#[cfg(feature = "jwt")]
 enum Keys {
     Given(Vec<Key>),
     Fetched(Box<Jwks>),
 }
 
 /// A JWKS URL and what was last fetched from it.
-#[cfg(feature = "jwt")]
 struct Jwks {
     url: reqwest::Url,
     connection: crate::connection::HttpConnection,
@@ -452,7 +57,6 @@ struct Jwks {
     cache: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Vec<Key>>)>>,
 }
 
-#[cfg(feature = "jwt")]
 fn keys_of(jwks: &Value) -> Result<Vec<Key>, String> {
     let set: jsonwebtoken::jwk::JwkSet =
         serde_json::from_value(jwks.clone()).map_err(|e| format!("not a JWKS document: {e}"))?;
@@ -466,7 +70,6 @@ fn keys_of(jwks: &Value) -> Result<Vec<Key>, String> {
         .collect()
 }
 
-#[cfg(feature = "jwt")]
 impl Jwks {
     async fn fetch(&self) -> Result<Vec<Key>, String> {
         let failed = |why: String| format!("the JWKS at {} cannot be fetched: {why}", self.url);
@@ -525,7 +128,6 @@ impl Jwks {
     }
 }
 
-#[cfg(feature = "jwt")]
 impl JwtVerifier {
     /// Tokens signed with `algorithm` by one of `keys`, for `audience`
     /// (the endpoint's URL), from `issuer`; `exp` required.
@@ -648,7 +250,6 @@ impl JwtVerifier {
     }
 }
 
-#[cfg(feature = "jwt")]
 fn validation(
     algorithm: jsonwebtoken::Algorithm,
     audience: &str,
@@ -660,7 +261,6 @@ fn validation(
     validation
 }
 
-#[cfg(feature = "jwt")]
 fn caller_of(claims: Map<String, Value>) -> McpCaller {
     let subject = claims
         .get("sub")
@@ -683,7 +283,6 @@ fn caller_of(claims: Map<String, Value>) -> McpCaller {
     }
 }
 
-#[cfg(feature = "jwt")]
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
         Box::pin(async move {
@@ -701,7 +300,7 @@ impl TokenVerifier for JwtVerifier {
     }
 }
 
-#[cfg(all(test, feature = "jwt"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

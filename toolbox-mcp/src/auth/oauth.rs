@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthClient, AuthorizationRequest, OAuthState};
 use toolbox_core::ToolError;
 
-use crate::connection::HttpConnection;
+use super::HttpConnection;
 
 /// What the application's authorization step returns: the callback URL
 /// (the redirect URI with `code` and `state`), or why it could not.

@@ -1,0 +1,526 @@
+//! Any box as an MCP server: the handler ([`McpServer`]) that lists and
+//! calls a box's tools for a client, over stdio or Streamable HTTP.
+//!
+//! The family: [`peer`](McpPeer) (the client as a tool sees it), progress
+//! forwarding, logging to the client ([`McpLog`]), the session table and
+//! call limits, the HTTP endpoint ([`HttpServer`], [`HttpOptions`]) and the
+//! gate in front of it (bearer check, session caps, readiness).
+
+mod gate;
+mod http;
+mod log;
+mod peer;
+mod progress;
+mod sessions;
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ProgressToken, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use toolbox_core::{
+    CancellationToken, Context, ToolBox, ToolBoxExt, ToolError, ToolHandler, ToolResponse,
+};
+
+use crate::auth::McpCaller;
+use crate::convert::{to_result, to_tool};
+use log::Threshold;
+use peer::InputRound;
+use progress::{flush, progress_to};
+use sessions::{CallLimits, CallSlot, ServeState};
+
+pub use crate::progress::{McpProgress, Progress};
+pub use http::{serve_http, serve_http_with, HttpOptions, HttpServer};
+pub use log::{LogLevel, McpLog};
+pub use peer::{Elicitation, McpMeta, McpPeer, Sample};
+
+/// A box served over MCP. Tools are listed per request context, so a
+/// condition's hidden tool is neither listed nor callable (an unknown tool,
+/// as the protocol requires); every call passes toolbox's lifecycle under
+/// the server's handler; bad arguments and tool errors are `isError`
+/// results the model can act on.
+pub struct McpServer<B> {
+    toolbox: Arc<B>,
+    handler: ToolHandler,
+    name: String,
+    /// What the server tells clients in `initialize` (`instructions`).
+    instructions: Option<Arc<str>>,
+    /// The clients that completed the handshake, for `list_changed`.
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// The log level this server's client set (each HTTP session has a
+    /// server of its own).
+    threshold: Threshold,
+    /// How calls are bounded.
+    limits: CallLimits,
+    /// What every clone shares: calls in flight, the shutdown deadline.
+    state: Arc<ServeState>,
+    /// This clone's calls in flight (its session's, over stdio or a
+    /// transport without a session table).
+    own_calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// This clone's session, for `mcp.server.session.duration`.
+    clock: Arc<SessionClock>,
+}
+
+/// When a served session began; its duration is recorded when the session
+/// (the clone of the server that serves it) ends.
+#[derive(Default)]
+struct SessionClock {
+    began: Mutex<Option<(std::time::Instant, Option<String>, &'static str)>>,
+}
+
+impl Drop for SessionClock {
+    fn drop(&mut self) {
+        if let Some((began, protocol, transport)) = self
+            .began
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            crate::telemetry::server_session(began.elapsed(), protocol.as_deref(), transport);
+        }
+    }
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    /// Serves `toolbox`, announcing itself as `name`.
+    pub fn new(toolbox: B, name: impl Into<String>) -> Self {
+        McpServer {
+            toolbox: Arc::new(toolbox),
+            handler: ToolHandler::empty(),
+            name: name.into(),
+            instructions: None,
+            peers: Arc::default(),
+            threshold: Threshold::default(),
+            limits: CallLimits::default(),
+            state: Arc::default(),
+            own_calls: Arc::default(),
+            clock: Arc::default(),
+        }
+    }
+
+    /// Ends a call that runs longer than `limit` (300 s by default): the
+    /// tool's `Context` is cancelled, its future dropped, and the client
+    /// reads "the tool did not finish within …" as the call's error.
+    pub fn call_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.limits.call_timeout = limit;
+        self
+    }
+
+    /// `tool`'s own limit, in place of [`call_timeout`](McpServer::call_timeout).
+    pub fn tool_timeout(mut self, tool: impl Into<String>, limit: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.limits.tool_timeouts).insert(tool.into(), limit);
+        self
+    }
+
+    /// At most `per_session` calls in flight in one session (32 by
+    /// default) and `total` in all (512): a call past either is refused
+    /// at once with JSON-RPC error -32000 saying which limit, and runs
+    /// nothing.
+    pub fn max_calls_in_flight(mut self, per_session: usize, total: usize) -> Self {
+        self.limits.per_session = per_session.max(1);
+        self.limits.total = total.max(1);
+        self
+    }
+
+    /// Sends `text` as the initialize result's `instructions`: how to use
+    /// this server's tools, for the client's system prompt.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into().into());
+        self
+    }
+
+    /// Observes every served call with `handler`.
+    pub fn handler(mut self, handler: ToolHandler) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// Tells every connected client that the served tools changed
+    /// (`notifications/tools/list_changed`), so it lists them again; call it
+    /// after the box's tools change (a registry re-resolved, a condition's
+    /// input flipped). Returns how many clients were told.
+    pub async fn tools_changed(&self) -> usize {
+        let peers = {
+            let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        let mut told = 0;
+        for peer in peers {
+            if peer.notify_tool_list_changed().await.is_ok() {
+                told += 1;
+            }
+        }
+        told
+    }
+
+    /// The context of one request: its `_meta` as [`McpMeta`], the client
+    /// as [`McpPeer`].
+    fn context(
+        &self,
+        meta: Map<String, Value>,
+        request: &RequestContext<RoleServer>,
+        round: Option<Arc<InputRound>>,
+    ) -> Context {
+        let session = session_id(request).map(str::to_owned);
+        // In `2026-07-28` the log level comes with each request, and no
+        // level means no logging.
+        let log = if stateless(&meta) {
+            McpLog::per_request(
+                request.peer.clone(),
+                meta.get(LOG_LEVEL).and_then(Value::as_str),
+            )
+        } else {
+            McpLog::to(request.peer.clone(), self.threshold.clone())
+        };
+        let caller = request
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<McpCaller>())
+            .cloned();
+        let ctx = match caller {
+            Some(caller) => Context::new().with_extension(caller),
+            None => Context::new(),
+        };
+        ctx.with_extension(McpMeta(meta))
+            .with_extension(log)
+            .with_extension(McpPeer {
+                peer: request.peer.clone(),
+                session,
+                round,
+                key: None,
+            })
+    }
+}
+
+/// The request's `mcp-session-id`, over HTTP.
+fn session_id(request: &RequestContext<RoleServer>) -> Option<&str> {
+    request
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
+}
+
+/// The `_meta` keys of the `2026-07-28` era.
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether a request is of the stateless `2026-07-28` era (its version in
+/// `_meta`, a version without `initialize`).
+fn stateless(meta: &Map<String, Value>) -> bool {
+    meta.get(PROTOCOL_VERSION)
+        .and_then(Value::as_str)
+        .is_some_and(|version| version >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
+}
+
+impl<B: ToolBox + 'static> Clone for McpServer<B> {
+    fn clone(&self) -> Self {
+        McpServer {
+            toolbox: self.toolbox.clone(),
+            handler: self.handler.clone(),
+            name: self.name.clone(),
+            instructions: self.instructions.clone(),
+            peers: self.peers.clone(),
+            // A clone serves another client (an HTTP session): its own level
+            // and its own calls.
+            threshold: Threshold::default(),
+            limits: self.limits.clone(),
+            state: self.state.clone(),
+            own_calls: Arc::default(),
+            clock: Arc::default(),
+        }
+    }
+}
+
+impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
+    // Logging is announced for `2025-11-25` clients (deprecated by rmcp
+    // for `2026-07-28`, SEP-2577).
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        );
+        info.server_info.name = self.name.clone();
+        info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
+        info.instructions = self.instructions.as_deref().map(str::to_owned);
+        info
+    }
+
+    // Logging is deprecated from `2026-07-28` on (SEP-2577); in
+    // `2025-11-25` a client sets its level this way.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.threshold.set(request.level);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some();
+        *self.clock.began.lock().unwrap_or_else(|p| p.into_inner()) = Some((
+            std::time::Instant::now(),
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.to_string()),
+            crate::telemetry::transport(over_http),
+        ));
+        self.peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let ctx = self.context(context.meta.0 .0.clone(), &context, None);
+        let mut tools = Vec::new();
+        for spec in self.toolbox.specifications(&ctx) {
+            tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some();
+        let transport = crate::telemetry::transport(over_http);
+        let mut meta = context.meta.0 .0.clone();
+        if let Some(own) = &request.meta {
+            meta.extend(own.0 .0.clone());
+        }
+        let protocol = meta
+            .get(PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                context
+                    .peer
+                    .peer_info()
+                    .map(|info| info.protocol_version.to_string())
+            });
+        let span = crate::telemetry::server_span(
+            &tool,
+            &request_id(&context.id),
+            session_id(&context),
+            protocol.as_deref(),
+            transport,
+        );
+        crate::telemetry::continue_trace(&span, &meta);
+        let result = self
+            .call_tool_inner(request, context, meta)
+            .instrument(span.clone())
+            .await;
+        let code;
+        let error = match &result {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                Some("tool_error")
+            }
+            Ok(_) => None,
+            Err(e) => {
+                code = e.code.0.to_string();
+                Some(code.as_str())
+            }
+        };
+        if let Some(kind) = error {
+            crate::telemetry::failed(&span, kind);
+        }
+        crate::telemetry::server_operation(
+            started.elapsed(),
+            &tool,
+            error,
+            protocol.as_deref(),
+            transport,
+        );
+        result
+    }
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    /// One `tools/call`, with `meta` the request's `_meta` merged over the
+    /// context's (as [`call_tool`](ServerHandler::call_tool) made it).
+    async fn call_tool_inner(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        meta: Map<String, Value>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let progress = meta
+            .get("progressToken")
+            .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
+        // The client's cancellation (`notifications/cancelled`) cancels the
+        // tool's Context, then ends the call.
+        let cancel = CancellationToken::new();
+        // `2026-07-28`: questions to the client go out as this call's
+        // `InputRequiredResult`; the answers come with the next call.
+        if let Some((key, _)) = request
+            .input_responses
+            .iter()
+            .flatten()
+            .find(|(_, answer)| !answer.is_object())
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "inputResponses.{}: an answer must be an object (an elicitation's or a sampling's result)",
+                    toolbox_core::args::echo(key)
+                ),
+                None,
+            ));
+        }
+        let round = stateless(&meta).then(|| {
+            Arc::new(InputRound {
+                answers: request
+                    .input_responses
+                    .clone()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+                capabilities: meta
+                    .get(CLIENT_CAPABILITIES)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                ..InputRound::default()
+            })
+        });
+        let mut ctx = self
+            .context(meta, &context, round.clone())
+            .with_cancellation(cancel.clone());
+        let mut reports = None;
+        if let Some(token) = progress {
+            let (progress, sender) = progress_to(context.peer.clone(), token);
+            ctx = ctx.with_extension(progress);
+            reports = Some(sender);
+        }
+        let name = request.name.as_ref();
+        // A tool not offered in this context is unknown, hidden or not:
+        // nothing tells a client about a tool it may not see.
+        let Some(structured) = self
+            .toolbox
+            .specification(name, &ctx)
+            .map(|spec| spec.output_schema.is_some())
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", toolbox_core::args::echo(name)),
+                None,
+            ));
+        };
+        let session_calls = match (self.state.sessions.get(), session_id(&context)) {
+            (Some(sessions), Some(id)) => sessions.calls(id),
+            _ => self.own_calls.clone(),
+        };
+        let _slot = CallSlot::take(&self.state, session_calls, &self.limits).map_err(|busy| {
+            tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), reason = %busy.message(), "a call was refused");
+            ErrorData::new(
+                rmcp::model::ErrorCode(-32000),
+                busy.message(),
+                Some(busy.data()),
+            )
+        })?;
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let limit = self.limits.timeout_for(name);
+        let call = self.toolbox.call(name, &arguments, &ctx, &self.handler);
+        tokio::pin!(call);
+        let response = tokio::select! {
+            response = &mut call => response,
+            () = context.ct.cancelled() => {
+                // The lifecycle sees the cancelled Context and ends the call
+                // as `Cancelled` at its next poll.
+                cancel.cancel();
+                let _ = call.await;
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+            () = tokio::time::sleep(limit) => {
+                // The server's limit: the tool is told (its Context), its
+                // future dropped (the lifecycle ends it as cancelled), the
+                // client reads why.
+                cancel.cancel();
+                tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), ?limit, "a call passed the server's limit");
+                ToolResponse::error(ToolError::TimedOut { after: limit }.model_message())
+            }
+            () = self.state.deadline.cancelled() => {
+                cancel.cancel();
+                return Err(ErrorData::internal_error(
+                    "the server is shutting down: the call was cancelled before it finished; call again",
+                    None,
+                ));
+            }
+        };
+        flush(reports).await;
+        if let Some(capability) = round.as_ref().and_then(|r| r.missing()) {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32021),
+                "MissingRequiredClientCapabilityError",
+                Some(serde_json::json!({"requiredCapabilities": {capability: {}}})),
+            ));
+        }
+        if let Some(questions) = round.map(|r| r.questions()).filter(|q| !q.is_empty()) {
+            let result: rmcp::model::InputRequiredResult =
+                serde_json::from_value(serde_json::json!({
+                    "resultType": "input_required",
+                    "inputRequests": questions,
+                }))
+                .map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("the input requests cannot be sent: {e}"),
+                        None,
+                    )
+                })?;
+            return Ok(result.into());
+        }
+        Ok(to_result(response, structured).into())
+    }
+}
+
+/// A JSON-RPC request id as the conventions write it.
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// Serves `toolbox` over stdio (newline-delimited JSON-RPC on stdin and
+/// stdout) until the client closes the stream.
+pub async fn serve_stdio<B: ToolBox + 'static>(
+    toolbox: B,
+    name: &str,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    McpServer::new(toolbox, name).serve_stdio().await
+}
+
+impl<B: ToolBox + 'static> McpServer<B> {
+    /// Serves this server over stdio until the client closes the stream.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let service = self.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,102 @@
+//! Progress forwarding of served calls: a tool's reports sent to its client
+//! in order, under the client's token, before the call's result.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
+
+use crate::progress::{McpProgress, Progress};
+
+/// Progress reports of one served call, sent to its client in order as
+/// `notifications/progress` under the client's token.
+enum Report {
+    Progress(Progress),
+    /// Answered once every earlier report is on its way: the call's result
+    /// never overtakes its progress.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// Where one call's progress reports go. Clients attach a progress token
+/// to most calls (rmcp's does to every one) and most tools report nothing,
+/// so the task that forwards reports starts with the first report, not
+/// with the call.
+pub(super) struct Reports {
+    send: tokio::sync::mpsc::UnboundedSender<Report>,
+    /// The forwarding task's parts until the first report starts it.
+    idle: Mutex<Option<Forwarder>>,
+}
+
+struct Forwarder {
+    receive: tokio::sync::mpsc::UnboundedReceiver<Report>,
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Reports {
+    fn report(&self, report: Report) {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Forwarder {
+            mut receive,
+            peer,
+            token,
+            runtime,
+        }) = idle
+        {
+            runtime.spawn(async move {
+                while let Some(report) = receive.recv().await {
+                    match report {
+                        Report::Progress(report) => {
+                            let mut param =
+                                ProgressNotificationParam::new(token.clone(), report.progress);
+                            param.total = report.total;
+                            param.message = report.message;
+                            let _ = peer.notify_progress(param).await;
+                        }
+                        Report::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        }
+        let _ = self.send.send(report);
+    }
+
+    /// Whether no report was made (so there is nothing to wait for).
+    fn unused(&self) -> bool {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+}
+
+pub(super) fn progress_to(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+) -> (McpProgress, Arc<Reports>) {
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel::<Report>();
+    let reports = Arc::new(Reports {
+        send,
+        idle: Mutex::new(Some(Forwarder {
+            receive,
+            peer,
+            token,
+            runtime: tokio::runtime::Handle::current(),
+        })),
+    });
+    let sink = reports.clone();
+    let progress = McpProgress::new(move |report| sink.report(Report::Progress(report)));
+    (progress, reports)
+}
+
+/// Waits until the call's progress reports, if it made any, have been sent.
+pub(super) async fn flush(reports: Option<Arc<Reports>>) {
+    if let Some(reports) = reports.filter(|r| !r.unused()) {
+        let (done, sent) = tokio::sync::oneshot::channel();
+        reports.report(Report::Flush(done));
+        let _ = sent.await;
+    }
+}
