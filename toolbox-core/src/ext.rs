@@ -26,13 +26,17 @@ pub trait ToolBoxExt: ToolBox {
     /// exactly one of `on_success` / `on_error`, also when the call is
     /// dropped before it finishes (`Cancelled`). Never fails: an error
     /// becomes an error response with the model's text.
+    ///
+    /// The future is `Unpin`, so a caller may poll it once in place (most
+    /// tools answer in their first poll) and box only the calls still
+    /// running.
     fn call<'a>(
         &'a self,
         name: &'a str,
         arguments: impl Into<Arguments<'a>>,
         ctx: &'a Context,
         handler: &'a ToolHandler,
-    ) -> impl Future<Output = ToolResponse> + Send + 'a {
+    ) -> impl Future<Output = ToolResponse> + Send + Unpin + 'a {
         lifecycle::Call::new(self, name, arguments.into(), ctx, handler)
     }
 

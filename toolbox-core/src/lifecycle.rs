@@ -1,5 +1,7 @@
 //! The one call path: events, timing, tracing, panic capture, cancellation,
-//! serialization of errors. Every box's calls pass here exactly once (a
+//! serialization of errors. Every box's calls pass here exactly once, run
+//! ([`Call`], through [`ToolBoxExt::call`](crate::ext::ToolBoxExt::call)) or
+//! refused before they run ([`refuse`]) (a
 //! quiet call to a box that [catches its own panics](ToolBox::catches_panics)
 //! is not guarded twice).
 //!
@@ -261,6 +263,24 @@ impl Drop for Observation<'_> {
             self.end(&Err(ToolError::Cancelled));
         }
     }
+}
+
+/// Ends a call that does not run (not approved, past a turn's cap, a
+/// deferred tool not loaded yet) with `error`, observed like every call:
+/// its span, `on_start`, then the one error, with no dispatch.
+pub(crate) fn refuse(
+    name: &str,
+    arguments: Arguments<'_>,
+    ctx: &Context,
+    handler: &ToolHandler,
+    error: ToolError,
+) -> ToolResponse {
+    let span = if !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO) {
+        crate::span::execute_tool(name, ctx.call_id())
+    } else {
+        Span::none()
+    };
+    Observation::start(handler, name, ctx.call_id(), arguments, span).finish(Err(error))
 }
 
 /// Starts a raw dispatch inside `span` with panics caught: the result when

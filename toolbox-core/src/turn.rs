@@ -12,12 +12,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::{
-    args::Arguments,
     args::ToolCall,
     catalog::{Catalog, Revealed},
     context::Context,
     dispatch::BoxFuture,
-    dispatch::DispatchFuture,
     error::ToolError,
     ext::ToolBoxExt,
     handler::ToolHandler,
@@ -293,10 +291,8 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     &self.revealed.lock().unwrap_or_else(|e| e.into_inner()),
                 );
                 if let Some(error) = refusal {
-                    settled[index] = Some((
-                        self.refuse(&outcome.call, error, &slots[index].ctx).await,
-                        None,
-                    ));
+                    settled[index] =
+                        Some((self.refuse(&outcome.call, error, &slots[index].ctx), None));
                 }
             }
         }
@@ -312,10 +308,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 answered.len(),
                 self.max_calls
             ));
-            settled[index] = Some((
-                self.refuse(&outcome.call, error, &slots[index].ctx).await,
-                None,
-            ));
+            settled[index] = Some((self.refuse(&outcome.call, error, &slots[index].ctx), None));
         }
         // The calls since the last destructive one: a run of indices.
         let mut batch = 0..0;
@@ -362,8 +355,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     continue;
                 }
                 let call = &turn.calls[i].call;
-                let mut lifecycle = crate::lifecycle::Call::new(
-                    self.toolbox,
+                let mut lifecycle = self.toolbox.call(
                     &call.name,
                     call.arguments.as_arguments(),
                     &turn.slots[i].ctx,
@@ -473,7 +465,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                         };
                         approval.review(request).await
                     }
-                    Err(error) => return (self.refuse(call, error, ctx).await, None),
+                    Err(error) => return (self.refuse(call, error, ctx), None),
                 }
             }
         };
@@ -483,15 +475,14 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
 
     /// Ends a call with `error` without running it, through the lifecycle
     /// (start, then one error) like every other call.
-    async fn refuse(&self, call: &ToolCall, error: ToolError, ctx: &Context) -> ToolResponse {
-        Refused::new(error)
-            .call(
-                &call.name,
-                call.arguments.as_arguments(),
-                ctx,
-                &self.handler,
-            )
-            .await
+    fn refuse(&self, call: &ToolCall, error: ToolError, ctx: &Context) -> ToolResponse {
+        crate::lifecycle::refuse(
+            &call.name,
+            call.arguments.as_arguments(),
+            ctx,
+            &self.handler,
+            error,
+        )
     }
 
     async fn settle(
@@ -505,7 +496,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         match (decision, spec) {
             (Decision::Reject { reason }, _) => {
                 let error = ToolError::failed(format!("the call was not approved: {reason}"));
-                (self.refuse(call, error, ctx).await, None)
+                (self.refuse(call, error, ctx), None)
             }
             (Decision::Defer, Some(spec)) => (
                 ToolResponse::text(
@@ -567,33 +558,6 @@ impl CallOutcome {
     /// The `(call, response)` pair that result messages are built from.
     pub fn pair(&self) -> (ToolCall, ToolResponse) {
         (self.call.clone(), self.response.clone())
-    }
-}
-
-/// The box a refused call runs against (rejected, invalid, over the
-/// turn's cap), so that it passes the lifecycle (start, then one error)
-/// like every other call, without running anything.
-struct Refused(std::sync::Mutex<Option<ToolError>>);
-
-impl Refused {
-    fn new(error: ToolError) -> Self {
-        Refused(std::sync::Mutex::new(Some(error)))
-    }
-}
-
-impl ToolBox for Refused {
-    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
-        Vec::new()
-    }
-
-    fn dispatch<'a>(&'a self, _: &'a str, _: Arguments<'a>, _: &'a Context) -> DispatchFuture<'a> {
-        let error = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .unwrap_or_else(|| ToolError::failed("the call was refused"));
-        DispatchFuture::ready(Err(error))
     }
 }
 
