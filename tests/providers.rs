@@ -540,3 +540,35 @@ fn a_flattened_enum_under_strict_is_refused_by_name() {
         assert!(provider.definition(&spec).is_ok(), "{provider:?}");
     }
 }
+
+/// OpenAI strict makes an optional property nullable by the one nullable
+/// rule: a property whose `type` names `null` but whose `enum` leaves it
+/// out does not accept `null`, so `null` joins the enum (once, never
+/// twice); one that accepts `null` through its reference is left as it is.
+#[test]
+fn optional_properties_become_nullable_by_what_they_accept() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": ["string", "null"], "enum": ["fast", "slow"]},
+            "label": {"$ref": "#/$defs/Label"},
+            "count": {"type": "integer"}
+        },
+        "required": [],
+        "$defs": {"Label": {"type": ["string", "null"]}}
+    });
+    let lowered = lower(&schema, Dialect::OpenAiStrict).unwrap();
+    assert_eq!(
+        lowered["properties"]["mode"],
+        json!({"type": ["string", "null"], "enum": ["fast", "slow", null]})
+    );
+    assert_eq!(
+        lowered["properties"]["count"],
+        json!({"type": ["integer", "null"]})
+    );
+    assert_eq!(
+        lowered["properties"]["label"],
+        json!({"$ref": "#/$defs/Label"}),
+        "{lowered}"
+    );
+}

@@ -160,6 +160,72 @@ pub(crate) fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Va
     root.pointer(pointer)
 }
 
+/// How many `$ref`s [`accepts_null`] follows before it stops (and
+/// answers "yes", the cautious answer for a cycle).
+const NULL_REFERENCE_HOPS: usize = 32;
+
+/// Whether `schema` lets a value be `null`: the one nullable rule of the
+/// library. Lowering asks it before making an optional property nullable,
+/// normalization before taking a `null` as absent, the surface lock to see
+/// a property become nullable or stop being so. `true` and `{}` do; a
+/// node's `type`, `enum` and `const` must each allow `null` where present
+/// (OpenAPI's `nullable: true` allows it); a `$ref`'s target and every
+/// `allOf` branch must, and one `anyOf` / `oneOf` branch must.
+pub(crate) fn accepts_null(root: &Value, schema: &Value) -> bool {
+    accepts_null_within(root, schema, NULL_REFERENCE_HOPS)
+}
+
+fn accepts_null_within(root: &Value, schema: &Value, hops: usize) -> bool {
+    let Some(object) = schema.as_object() else {
+        return schema == &Value::Bool(true);
+    };
+    if hops == 0 {
+        return true;
+    }
+    if object.get("nullable") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    let type_allows = |t: &Value| match t {
+        Value::String(t) => t == "null",
+        Value::Array(types) => types.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    if object.get("type").is_some_and(|t| !type_allows(t)) {
+        return false;
+    }
+    if let Some(values) = object.get("enum").and_then(Value::as_array) {
+        if !values.iter().any(Value::is_null) {
+            return false;
+        }
+    }
+    if object.get("const").is_some_and(|c| !c.is_null()) {
+        return false;
+    }
+    let follow = |branch: &Value| accepts_null_within(root, branch, hops - 1);
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+    {
+        if !follow(target) {
+            return false;
+        }
+    }
+    if let Some(branches) = object.get("allOf").and_then(Value::as_array) {
+        if !branches.iter().all(follow) {
+            return false;
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = object.get(key).and_then(Value::as_array) {
+            if !branches.iter().any(follow) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// A property's constant value, `const` or a one-value `enum`: the tag of
 /// a tagged union's branch, for normalization (which branch a value is)
 /// and lowering (which tag to require).
@@ -436,5 +502,53 @@ mod reference_tests {
                 .contains("the schema's reference `#/$defs/Gone` cannot be resolved"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod nullable_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_one_nullable_rule_follows_types_enums_references_and_branches() {
+        let root = json!({
+            "$defs": {
+                "Maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "Never": {"type": "integer"},
+                "Loop": {"$ref": "#/$defs/Loop"}
+            }
+        });
+        let accepts = |schema: Value| accepts_null(&root, &schema);
+        assert!(accepts(json!({})));
+        assert!(accepts(json!(true)));
+        assert!(!accepts(json!(false)));
+        assert!(accepts(json!({"type": ["string", "null"]})));
+        assert!(accepts(json!({"type": "null"})));
+        assert!(!accepts(json!({"type": "string"})));
+        // `type` allows `null` but `enum` does not: `null` is refused.
+        assert!(!accepts(
+            json!({"type": ["string", "null"], "enum": ["a", "b"]})
+        ));
+        assert!(accepts(
+            json!({"type": ["string", "null"], "enum": ["a", null]})
+        ));
+        assert!(!accepts(json!({"const": "circle"})));
+        assert!(accepts(json!({"type": "string", "nullable": true})));
+        assert!(accepts(json!({"$ref": "#/$defs/Maybe"})));
+        assert!(!accepts(json!({"$ref": "#/$defs/Never"})));
+        assert!(
+            accepts(json!({"$ref": "#/$defs/Loop"})),
+            "a cycle ends cautiously"
+        );
+        assert!(!accepts(
+            json!({"allOf": [{"$ref": "#/$defs/Maybe"}, {"type": "string"}]})
+        ));
+        assert!(accepts(
+            json!({"oneOf": [{"type": "integer"}, {"$ref": "#/$defs/Maybe"}]})
+        ));
+        assert!(!accepts(
+            json!({"anyOf": [{"type": "integer"}, {"type": "string"}]})
+        ));
     }
 }

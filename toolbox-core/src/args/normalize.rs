@@ -157,7 +157,7 @@ impl<'s> Normalizer<'s> {
                 let required_by_all = views.all.iter().any(|view| requires(view, &key));
                 let optional_somewhere = declared.iter().any(|view| !requires(view, &key));
                 let null_taken = declared.iter().any(|view| {
-                    property(view, &key).is_some_and(|p| self.accepts_null(p, MAX_REFERENCE_HOPS))
+                    property(view, &key).is_some_and(|p| crate::schema::accepts_null(self.root, p))
                 });
                 if !declared.is_empty() && !required_by_all && optional_somewhere && !null_taken {
                     map.remove(&key);
@@ -302,54 +302,6 @@ impl<'s> Normalizer<'s> {
                 (None, _) => true,
             }
         })
-    }
-
-    /// Whether `schema` lets a value be `null`.
-    fn accepts_null(&self, schema: &Value, hops: usize) -> bool {
-        let Some(object) = schema.as_object() else {
-            return schema == &Value::Bool(true);
-        };
-        if hops == 0 {
-            return true;
-        }
-        if object.get("nullable") == Some(&Value::Bool(true)) {
-            return true;
-        }
-        if let Some(t) = object.get("type") {
-            if !type_includes(t, "null") {
-                return false;
-            }
-        }
-        if let Some(values) = object.get("enum").and_then(Value::as_array) {
-            if !values.iter().any(Value::is_null) {
-                return false;
-            }
-        }
-        if object.get("const").is_some_and(|c| !c.is_null()) {
-            return false;
-        }
-        if let Some(target) = object
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| self.resolve(r))
-        {
-            if !self.accepts_null(target, hops - 1) {
-                return false;
-            }
-        }
-        if let Some(branches) = object.get("allOf").and_then(Value::as_array) {
-            if !branches.iter().all(|b| self.accepts_null(b, hops - 1)) {
-                return false;
-            }
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(branches) = object.get(key).and_then(Value::as_array) {
-                if !branches.iter().any(|b| self.accepts_null(b, hops - 1)) {
-                    return false;
-                }
-            }
-        }
-        true
     }
 
     fn resolve(&self, reference: &str) -> Option<&'s Value> {

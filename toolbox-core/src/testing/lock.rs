@@ -337,16 +337,9 @@ fn resolve<'s>(root: &'s Value, schema: &'s Value) -> Node<'s> {
         break;
     }
     let object = current.as_object();
-    if let Some(types) = object.and_then(|o| o.get("type")).and_then(Value::as_array) {
-        nullable |= types.iter().any(|t| t == "null");
-    }
-    if object
-        .and_then(|o| o.get("enum"))
-        .and_then(Value::as_array)
-        .is_some_and(|e| e.iter().any(Value::is_null))
-    {
-        nullable = true;
-    }
+    // The one nullable rule, asked of the node as written (its `null`
+    // branch included).
+    let nullable = nullable || crate::schema::accepts_null(root, schema);
     Node {
         object,
         nullable,

@@ -588,55 +588,53 @@ fn split_types(object: &mut Map<String, Value>, types: &[Value]) -> Vec<Value> {
 }
 
 /// Makes an optional property nullable (OpenAI strict requires every
-/// property, so "may be absent" becomes "may be null").
-fn nullable(property: Value) -> Value {
+/// property, so "may be absent" becomes "may be null"), unless it already
+/// accepts `null` ([`accepts_null`](crate::schema::accepts_null), references
+/// into `root` followed).
+fn make_nullable(root: &Value, property: Value) -> Value {
+    if crate::schema::accepts_null(root, &property) {
+        return property;
+    }
     let Value::Object(mut object) = property else {
         return property;
     };
-    if is_nullable(&object) {
+    let with_null = |values: &mut Vec<Value>, null: Value| {
+        if !values.contains(&null) {
+            values.push(null);
+        }
+    };
+    let typed = match object.get_mut("type") {
+        Some(Value::String(t)) => {
+            let t = std::mem::take(t);
+            object.insert("type".into(), json!([t, "null"]));
+            true
+        }
+        Some(Value::Array(types)) => {
+            with_null(types, json!("null"));
+            true
+        }
+        _ => false,
+    };
+    if typed {
+        if let Some(Value::Array(values)) = object.get_mut("enum") {
+            with_null(values, Value::Null);
+        }
         return Value::Object(object);
     }
-    match object.get("type").cloned() {
-        Some(Value::String(t)) => {
-            object.insert("type".into(), json!([t, "null"]));
-            if let Some(Value::Array(values)) = object.get_mut("enum") {
-                values.push(Value::Null);
-            }
-            Value::Object(object)
-        }
-        Some(Value::Array(mut types)) => {
-            types.push(json!("null"));
-            object.insert("type".into(), Value::Array(types));
-            Value::Object(object)
-        }
-        _ => {
-            if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
-                branches.push(json!({"type": "null"}));
-                return Value::Object(object);
-            }
-            let description = object.remove("description");
-            let mut wrapped = Map::new();
-            if let Some(description) = description {
-                wrapped.insert("description".into(), description);
-            }
-            wrapped.insert(
-                "anyOf".into(),
-                json!([Value::Object(object), {"type": "null"}]),
-            );
-            Value::Object(wrapped)
-        }
+    if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+        branches.push(json!({"type": "null"}));
+        return Value::Object(object);
     }
-}
-
-fn is_nullable(object: &Map<String, Value>) -> bool {
-    match object.get("type") {
-        Some(Value::String(t)) => t == "null",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-        _ => object
-            .get("anyOf")
-            .and_then(Value::as_array)
-            .is_some_and(|b| b.iter().any(|b| b.get("type").is_some_and(|t| t == "null"))),
+    let description = object.remove("description");
+    let mut wrapped = Map::new();
+    if let Some(description) = description {
+        wrapped.insert("description".into(), description);
     }
+    wrapped.insert(
+        "anyOf".into(),
+        json!([Value::Object(object), {"type": "null"}]),
+    );
+    Value::Object(wrapped)
 }
 
 /// Drops `$defs` entries nothing reachable from the root refers to any

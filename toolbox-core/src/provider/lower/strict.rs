@@ -65,7 +65,7 @@ impl Lowering<'_> {
                 Edge::Property(name) => {
                     let property = self.strict(child, &edge.argument_path(path), stack)?;
                     Ok(if openai && !required.contains(name) {
-                        nullable(property)
+                        make_nullable(self.root, property)
                     } else {
                         property
                     })
