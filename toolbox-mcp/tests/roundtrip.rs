@@ -112,6 +112,23 @@ async fn a_served_box_is_listed_and_called_through_the_proxy() {
         response.content,
         "invalid arguments at `a`: \"forty\" is not of type \"integer\""
     );
+    // The check an approval hook is shown is the call's own: the same
+    // validator, the same words, before anything is sent.
+    let verdict = remote.check("get-sum", (&json!({"a": "forty", "b": 2})).into(), &ctx);
+    assert_eq!(
+        verdict.unwrap_err().to_string(),
+        "invalid arguments at `a`: \"forty\" is not of type \"integer\""
+    );
+    assert!(remote
+        .check("get-sum", (&json!({"a": 40, "b": 2})).into(), &ctx)
+        .is_ok());
+    assert_eq!(
+        remote
+            .check("secret", (&json!({})).into(), &ctx)
+            .unwrap_err()
+            .to_string(),
+        "unknown tool `secret`"
+    );
 
     let response = remote.call("secret", &json!({}), &ctx, &handler).await;
     assert_eq!(response.content, "unknown tool `secret`");
@@ -798,6 +815,10 @@ async fn a_null_for_a_remote_default_is_not_sent() {
         lowered["function"]["parameters"]["properties"]["limit"]["type"],
         json!(["integer", "null"])
     );
+    // The check takes the "absent" `null` as the call does.
+    assert!(remote
+        .check("page", (&json!({"query": "a", "limit": null})).into(), &ctx)
+        .is_ok());
     let response = remote
         .call(
             "page",

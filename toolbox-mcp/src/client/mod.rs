@@ -540,6 +540,18 @@ impl ToolBox for McpToolBox {
             .map(|r| std::borrow::Cow::Owned(r.spec.clone()))
     }
 
+    /// The arguments as the call will send them ("absent" `null`s
+    /// dropped), checked by the `jsonschema` validator the box holds for
+    /// the tool's `inputSchema`: the approval hook sees the verdict the
+    /// call would get.
+    fn check(&self, name: &str, arguments: Arguments<'_>, _: &Context) -> Result<(), ToolError> {
+        let tools = self.snapshot();
+        let Some(remote) = tools.iter().find(|r| r.spec.name == name) else {
+            return Err(self.not_offered(name, &tools));
+        };
+        prepared(remote, name, arguments).map(drop)
+    }
+
     fn dispatch<'a>(
         &'a self,
         name: &'a str,
@@ -548,14 +560,7 @@ impl ToolBox for McpToolBox {
     ) -> DispatchFuture<'a> {
         let tools = self.snapshot();
         let Some(index) = tools.iter().position(|r| r.spec.name == name) else {
-            let pins = self.shared.pins.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(event) = pins.held_reason(name) {
-                return DispatchFuture::ready(Err(held_error(event)));
-            }
-            return DispatchFuture::ready(Err(ToolError::unknown_tool(
-                name,
-                tools.iter().map(|r| r.spec.name.as_str()),
-            )));
+            return DispatchFuture::ready(Err(self.not_offered(name, &tools)));
         };
         let span = crate::telemetry::client_span(name, &self.origin);
         let started = std::time::Instant::now();
@@ -597,7 +602,30 @@ impl ToolBox for McpToolBox {
     }
 }
 
+/// The arguments as they are sent: a `null` for an optional property the
+/// server's schema does not let be `null` (OpenAI strict mode's "absent")
+/// dropped, then checked against the tool's `inputSchema`.
+fn prepared(remote: &Remote, name: &str, arguments: Arguments<'_>) -> Result<Value, ToolError> {
+    let mut arguments = arguments.to_value()?.into_owned();
+    for change in normalize(&remote.spec.parameters, Dialect::Mcp, &mut arguments) {
+        tracing::debug!(target: "toolbox::mcp", tool = name, %change, "argument normalized");
+    }
+    check(remote, &arguments)?;
+    Ok(arguments)
+}
+
 impl McpToolBox {
+    /// Why `name` is not among the offered tools: held by a pin until the
+    /// application approves its change, or unknown (the closest names
+    /// suggested).
+    fn not_offered(&self, name: &str, tools: &[Remote]) -> ToolError {
+        let pins = self.shared.pins.lock().unwrap_or_else(|p| p.into_inner());
+        match pins.held_reason(name) {
+            Some(event) => held_error(event),
+            None => ToolError::unknown_tool(name, tools.iter().map(|r| r.spec.name.as_str())),
+        }
+    }
+
     /// One `tools/call` to the server, its arguments checked first.
     async fn remote_call(
         &self,
@@ -609,13 +637,7 @@ impl McpToolBox {
         span: tracing::Span,
     ) -> Result<toolbox_core::ToolResponse, ToolError> {
         {
-            // A `null` for an optional property the server's schema does
-            // not let be `null` (OpenAI strict mode's "absent") is not sent.
-            let mut arguments = arguments.to_value()?.into_owned();
-            for change in normalize(&tools[index].spec.parameters, Dialect::Mcp, &mut arguments) {
-                tracing::debug!(target: "toolbox::mcp", tool = name, %change, "argument normalized");
-            }
-            check(&tools[index], &arguments)?;
+            let arguments = prepared(&tools[index], name, arguments)?;
             let map = match arguments {
                 Value::Object(map) => map,
                 _ => Map::new(),
