@@ -27,7 +27,7 @@ pub struct Progress {
 ///
 /// ```
 /// use toolbox_core::Context;
-/// use toolbox_mcp::{McpProgress, Progress};
+/// use toolbox_mcp::{McpProgress, server::Progress};
 ///
 /// let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
 /// let sink = seen.clone();

@@ -24,7 +24,7 @@ use super::{McpCaller, Rejected, TokenVerifier, VerifyFuture};
 /// [`max_key_age`]: JwtVerifier::max_key_age
 ///
 /// ```
-/// use toolbox_mcp::{JwtVerifier, TokenVerifier};
+/// use toolbox_mcp::auth::{JwtVerifier, TokenVerifier};
 /// let verifier = JwtVerifier::hs256(b"a secret of the deployment", "https://tools.example.com/mcp", "https://auth.example.com");
 /// let remote = JwtVerifier::from_jwks_url(
 ///     "https://auth.example.com/.well-known/jwks.json",

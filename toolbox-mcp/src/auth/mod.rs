@@ -105,7 +105,7 @@ impl BearerAuth {
     /// when it binds; [`resource`](BearerAuth::resource) to name another).
     ///
     /// ```
-    /// use toolbox_mcp::{BearerAuth, McpCaller, Rejected};
+    /// use toolbox_mcp::auth::{BearerAuth, McpCaller, Rejected};
     /// let auth = BearerAuth::verify_with(|token| match token {
     ///     "alice-secret" => Ok(McpCaller { subject: "alice".into(), ..McpCaller::default() }),
     ///     _ => Err(Rejected("unknown token".into())),
@@ -125,7 +125,7 @@ impl BearerAuth {
     /// however much of the token matches.
     ///
     /// ```
-    /// use toolbox_mcp::{BearerAuth, HttpOptions};
+    /// use toolbox_mcp::{auth::BearerAuth, server::HttpOptions};
     /// let options = HttpOptions::default().bearer_auth(BearerAuth::shared_token("s3cret"));
     /// # let _ = options;
     /// ```

@@ -89,7 +89,7 @@ enum Target {
 /// ```no_run
 /// # async fn run() -> Result<(), toolbox_core::ToolError> {
 /// use std::time::Duration;
-/// use toolbox_mcp::{McpToolBox, Pin, Timeouts};
+/// use toolbox_mcp::{McpToolBox, client::{Pin, Timeouts}};
 ///
 /// let weather = McpToolBox::http("https://weather.example/mcp")
 ///     .bearer("secret")

@@ -16,7 +16,7 @@ use super::McpToolBox;
 /// "args": […]}`, each with an optional `"name"`.
 ///
 /// ```
-/// use toolbox_mcp::RemoteServer;
+/// use toolbox_mcp::client::RemoteServer;
 ///
 /// let servers: Vec<RemoteServer> = serde_json::from_str(r#"[
 ///     {"url": "http://127.0.0.1:8001/mcp", "token": "secret"},
@@ -222,7 +222,7 @@ pub struct ServerSummary {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), toolbox_core::ToolError> {
-/// use toolbox_mcp::{McpServers, RemoteServer};
+/// use toolbox_mcp::{McpServers, client::RemoteServer};
 ///
 /// let servers = McpServers::connect([
 ///     RemoteServer::url("https://crm.example/mcp").token("secret"),

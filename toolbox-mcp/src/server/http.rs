@@ -220,7 +220,7 @@ impl HttpServer {
     /// within `deadline`; resolves when the server is down.
     ///
     /// ```no_run
-    /// # async fn run(server: toolbox_mcp::HttpServer) {
+    /// # async fn run(server: toolbox_mcp::server::HttpServer) {
     /// server
     ///     .run_until(tokio::signal::ctrl_c(), std::time::Duration::from_secs(30))
     ///     .await;

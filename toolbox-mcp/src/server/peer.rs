@@ -194,7 +194,7 @@ impl McpPeer {
     /// returns — so a tool asks before it changes anything.
     ///
     /// ```no_run
-    /// # use toolbox_mcp::{Elicitation, McpPeer};
+    /// # use toolbox_mcp::{McpPeer, server::Elicitation};
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm { proceed: bool }
     /// # async fn tool(client: McpPeer) -> Result<String, toolbox_core::ToolError> {
