@@ -316,16 +316,19 @@ impl McpServers {
         let ctx = Context::new();
         self.servers
             .iter()
-            .map(|server| ServerSummary {
-                name: box_name(server.name()),
-                origin: server.origin().to_owned(),
-                version: server.version(),
-                instructions: server.instructions(),
-                tools: server
-                    .specifications(&ctx)
-                    .into_iter()
-                    .map(|s| format!("{}_{}", box_name(server.name()), s.name))
-                    .collect(),
+            .map(|server| {
+                let name = box_name(server.name());
+                ServerSummary {
+                    tools: server
+                        .specifications(&ctx)
+                        .into_iter()
+                        .map(|s| format!("{name}_{}", s.name))
+                        .collect(),
+                    name,
+                    origin: server.origin().to_owned(),
+                    version: server.version(),
+                    instructions: server.instructions(),
+                }
             })
             .collect()
     }
