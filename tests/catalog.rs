@@ -391,7 +391,16 @@ async fn anthropic_turn_searches_reveals_and_calls() {
     let tools = shop(&runs);
     let catalog = Catalog::of(&tools, &Context::new()).unwrap();
     let provider = Provider::Anthropic { strict: false };
-    let runner = TurnRunner::new(&tools).provider(provider).catalog(&catalog);
+    // Every call is observed, the searches the runner answers too.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (started, ended) = (seen.clone(), seen.clone());
+    let handler = toolbox::ToolHandler::empty()
+        .on_start(move |e| started.lock().unwrap().push(format!("start {}", e.name)))
+        .on_success(move |e| ended.lock().unwrap().push(format!("success {}", e.name)));
+    let runner = TurnRunner::new(&tools)
+        .provider(provider)
+        .catalog(&catalog)
+        .handler(handler);
     assert_eq!(
         names(&runner.definitions(&Context::new()).unwrap()),
         ["now", SEARCH_TOOL]
@@ -408,6 +417,10 @@ async fn anthropic_turn_searches_reveals_and_calls() {
     );
     let references = result["content"].as_array().unwrap();
     assert!(references.iter().all(|r| r["type"] == "tool_reference"));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["start search_tools", "success search_tools"]
+    );
     assert!(references.contains(&json!({"type": "tool_reference", "tool_name": "list_orders"})));
     // Request 2 carries the revealed tools, `defer_loading` (the references
     // expand them).

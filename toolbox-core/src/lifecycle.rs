@@ -275,12 +275,25 @@ pub(crate) fn refuse(
     handler: &ToolHandler,
     error: ToolError,
 ) -> ToolResponse {
+    answered(name, arguments, ctx, handler, Err(error))
+}
+
+/// Ends a call its caller answered itself (a tool search the turn runner
+/// answers from its catalogue, a refusal) with `result`, observed like
+/// every call: its span, `on_start`, then the one end event.
+pub(crate) fn answered(
+    name: &str,
+    arguments: Arguments<'_>,
+    ctx: &Context,
+    handler: &ToolHandler,
+    result: DispatchResult,
+) -> ToolResponse {
     let span = if !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO) {
         crate::span::execute_tool(name, ctx.call_id())
     } else {
         Span::none()
     };
-    Observation::start(handler, name, ctx.call_id(), arguments, span).finish(Err(error))
+    Observation::start(handler, name, ctx.call_id(), arguments, span).finish(result)
 }
 
 /// Starts a raw dispatch inside `span` with panics caught: the result when

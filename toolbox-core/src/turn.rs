@@ -283,6 +283,14 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                         let mut revealed = self.revealed.lock().unwrap_or_else(|e| e.into_inner());
                         catalog.answer(self.provider, &mut outcome.call, &mut revealed)
                     };
+                    // Answered here, observed like every call.
+                    let response = crate::lifecycle::answered(
+                        &outcome.call.name,
+                        outcome.call.arguments.as_arguments(),
+                        &slots[index].ctx,
+                        &self.handler,
+                        Ok(response),
+                    );
                     settled[index] = Some((response, None));
                     continue;
                 }
