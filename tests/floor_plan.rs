@@ -51,17 +51,11 @@ fn files(src: &Path, modules: &BTreeSet<String>) -> Vec<(String, PathBuf)> {
         }
         let folder = src.join(module);
         if folder.is_dir() {
-            let mut stack = vec![folder];
-            while let Some(dir) = stack.pop() {
-                for entry in fs::read_dir(dir).unwrap() {
-                    let path = entry.unwrap().path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "rs") {
-                        out.push((module.clone(), path));
-                    }
-                }
-            }
+            out.extend(
+                rs_files(&folder)
+                    .into_iter()
+                    .map(|path| (module.clone(), path)),
+            );
         }
     }
     out
@@ -250,10 +244,10 @@ fn the_reader_sees_imports_in_every_form() {
     assert_eq!(names, ["args", "Arguments", "error", "schema"]);
 }
 
-/// Every `.rs` file under `src` (the crate's library), recursively.
-fn library_files(src: &Path) -> Vec<PathBuf> {
+/// Every `.rs` file under `dir`, recursively, in path order.
+fn rs_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut stack = vec![src.to_path_buf()];
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -292,7 +286,7 @@ fn every_library_file_holds_one_concept_said_in_its_header() {
     let crates = CRATES.iter().map(|krate| crate_src(krate));
     let facade = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for src in crates.chain([facade]) {
-        for path in library_files(&src) {
+        for path in rs_files(&src) {
             if path.file_name().is_some_and(|name| name == "tests.rs") {
                 continue; // a module's unit tests, in a file of their own
             }
