@@ -100,7 +100,7 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
         // Nobody observes a quiet call (no events, no subscriber that could
         // want its span): a result already there goes straight back, with
         // no observation and no span.
-        if !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO) {
+        if observed(handler) {
             return this.begin(toolbox, name, arguments, ctx, handler, cx);
         }
         if ctx.is_cancelled() {
@@ -265,6 +265,13 @@ impl Drop for Observation<'_> {
     }
 }
 
+/// Whether anyone may observe a call: its handler, or a subscriber that
+/// could want its span. A call nobody observes gets no span.
+#[inline]
+fn observed(handler: &ToolHandler) -> bool {
+    !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO)
+}
+
 /// Ends a call that does not run (not approved, past a turn's cap, a
 /// deferred tool not loaded yet) with `error`, observed like every call:
 /// its span, `on_start`, then the one error, with no dispatch.
@@ -288,7 +295,7 @@ pub(crate) fn answered(
     handler: &ToolHandler,
     result: DispatchResult,
 ) -> ToolResponse {
-    let span = if !handler.is_empty() || tracing::level_enabled!(tracing::Level::INFO) {
+    let span = if observed(handler) {
         crate::span::execute_tool(name, ctx.call_id())
     } else {
         Span::none()

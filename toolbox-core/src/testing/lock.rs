@@ -304,7 +304,6 @@ struct Node<'s> {
 
 fn resolve<'s>(root: &'s Value, schema: &'s Value) -> Node<'s> {
     let mut current = schema;
-    let mut nullable = false;
     let mut reference = None;
     for _ in 0..MAX_DEPTH {
         let Some(object) = current.as_object() else {
@@ -329,7 +328,6 @@ fn resolve<'s>(root: &'s Value, schema: &'s Value) -> Node<'s> {
                 .iter()
                 .partition(|b| b.get("type").is_some_and(|t| t == "null"));
             if !nulls.is_empty() && others.len() == 1 {
-                nullable = true;
                 current = others[0];
                 continue;
             }
@@ -339,7 +337,7 @@ fn resolve<'s>(root: &'s Value, schema: &'s Value) -> Node<'s> {
     let object = current.as_object();
     // The one nullable rule, asked of the node as written (its `null`
     // branch included).
-    let nullable = nullable || crate::schema::accepts_null(root, schema);
+    let nullable = crate::schema::accepts_null(root, schema);
     Node {
         object,
         nullable,
