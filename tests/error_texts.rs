@@ -336,6 +336,10 @@ async fn rows() -> Vec<Row> {
                 source: None,
             },
         ),
+        (
+            "a local set-up mistake (a pin file that cannot be written)",
+            ToolError::configuration("the pin file /etc/x.lock.json cannot be written"),
+        ),
     ] {
         rows.push(Row {
             case,

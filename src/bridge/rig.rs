@@ -191,6 +191,7 @@ pub fn rig_kind(kind: Option<ToolErrorKind>) -> RigKind {
         Some(ToolErrorKind::Cancelled) => RigKind::Cancelled,
         Some(ToolErrorKind::Transport) => RigKind::Network,
         Some(ToolErrorKind::Unauthorized) => RigKind::PermissionDenied,
+        Some(ToolErrorKind::Configuration) => RigKind::Other,
         Some(ToolErrorKind::Failed | ToolErrorKind::Panicked) | None => RigKind::Other,
         Some(_) => RigKind::Other,
     }

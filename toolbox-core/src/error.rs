@@ -81,6 +81,17 @@ pub enum ToolError {
         #[source]
         source: Option<BoxError>,
     },
+    /// The application's own setup is wrong (a malformed token, two
+    /// servers under one name, a pin file that cannot be read or written):
+    /// no retry helps until the application changes its configuration.
+    #[error("configuration error: {message}")]
+    Configuration {
+        /// What is wrong and what to change, for the operator.
+        message: String,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// A remote tool could not be reached (MCP).
     #[error("transport error: {message}")]
     Transport {
@@ -118,6 +129,8 @@ pub enum ToolErrorKind {
     Transport,
     /// See [`ToolError::Unauthorized`].
     Unauthorized,
+    /// See [`ToolError::Configuration`].
+    Configuration,
 }
 
 impl ToolErrorKind {
@@ -133,6 +146,7 @@ impl ToolErrorKind {
             ToolErrorKind::Cancelled => "cancelled",
             ToolErrorKind::Transport => "transport",
             ToolErrorKind::Unauthorized => "unauthorized",
+            ToolErrorKind::Configuration => "configuration",
         }
     }
 }
@@ -182,6 +196,14 @@ impl ToolError {
         }
     }
 
+    /// A mistake in the application's own setup, with what to change.
+    pub fn configuration(message: impl Display) -> Self {
+        ToolError::Configuration {
+            message: message.to_string(),
+            source: None,
+        }
+    }
+
     /// An unknown tool, with suggestions picked from `available` by edit distance.
     pub fn unknown_tool<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> Self {
         ToolError::UnknownTool {
@@ -202,6 +224,7 @@ impl ToolError {
             ToolError::Cancelled => ToolErrorKind::Cancelled,
             ToolError::Transport { .. } => ToolErrorKind::Transport,
             ToolError::Unauthorized { .. } => ToolErrorKind::Unauthorized,
+            ToolError::Configuration { .. } => ToolErrorKind::Configuration,
         }
     }
 
@@ -241,6 +264,9 @@ impl ToolError {
             }
             ToolError::Unauthorized { .. } => {
                 "the tool's server refused the credentials; do not retry this call: the application must fix its credentials".to_owned()
+            }
+            ToolError::Configuration { .. } => {
+                "the tool is not set up correctly; do not retry this call: the application must fix its configuration".to_owned()
             }
             other => other.to_string(),
         }

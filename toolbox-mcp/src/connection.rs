@@ -53,13 +53,15 @@ impl HttpConnection {
     ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, ToolError> {
         let mut map = HashMap::new();
         for (name, value) in &self.headers {
-            let bad = |what: &str| ToolError::Transport {
-                message: format!("the header `{name}` has an invalid {what}"),
-                source: None,
-            };
-            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| bad("name"))?;
-            let header_value: reqwest::header::HeaderValue =
-                value.parse().map_err(|_| bad("value"))?;
+            let header_name: reqwest::header::HeaderName = name.parse().map_err(|_| {
+                ToolError::configuration(format!(
+                    "`{}` is not an HTTP header name (letters, digits and `-` only)",
+                    toolbox_core::args::echo(name)
+                ))
+            })?;
+            let header_value: reqwest::header::HeaderValue = value
+                .parse()
+                .map_err(|_| ToolError::configuration(bad_header_value(name, value)))?;
             map.insert(header_name, header_value);
         }
         Ok(map)
@@ -96,5 +98,70 @@ impl HttpConnection {
             message: "the HTTP client could not be built".to_owned(),
             source: Some(Box::new(e)),
         })
+    }
+}
+
+/// Why `value` cannot be sent as the header `name`, saying what to fix and
+/// never showing the value (a token is a secret).
+fn bad_header_value(name: &str, value: &str) -> String {
+    let what = if name.eq_ignore_ascii_case("authorization") {
+        "the token"
+    } else {
+        "its value"
+    };
+    let (position, bad) = match value
+        .char_indices()
+        .find(|(_, c)| c.is_control() || !c.is_ascii())
+    {
+        Some(found) => found,
+        None => {
+            return format!(
+                "the header `{name}` cannot be sent: {what} is not a valid header value"
+            )
+        }
+    };
+    let trailing = value[position..].chars().all(char::is_whitespace);
+    let described = match bad {
+        '\n' => "a newline".to_owned(),
+        '\r' => "a carriage return".to_owned(),
+        '\t' => "a tab".to_owned(),
+        c if c.is_control() => format!("the control character U+{:04X}", c as u32),
+        c => format!("the non-ASCII character U+{:04X}", c as u32),
+    };
+    if trailing {
+        format!(
+            "the header `{name}` cannot be sent: {what} ends with {described} (read from a file or an environment variable? trim it)"
+        )
+    } else {
+        format!(
+            "the header `{name}` cannot be sent: {what} holds {described} at byte {position}; header values are visible ASCII"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HttpConnection;
+
+    #[test]
+    fn a_token_with_a_newline_says_so_without_showing_it() {
+        let error = HttpConnection::default()
+            .bearer("sk-secret\n")
+            .header_map()
+            .unwrap_err();
+        assert_eq!(error.kind(), toolbox_core::ToolErrorKind::Configuration);
+        let report = error.report();
+        assert_eq!(
+            report,
+            "configuration error: the header `Authorization` cannot be sent: the token ends with a newline (read from a file or an environment variable? trim it)"
+        );
+        assert!(!report.contains("sk-secret"));
+        let inner = HttpConnection::default()
+            .header("X-Key", "a\u{7}b")
+            .header_map()
+            .unwrap_err();
+        assert!(inner
+            .report()
+            .ends_with("its value holds the control character U+0007 at byte 1; header values are visible ASCII"));
     }
 }

@@ -61,12 +61,10 @@ async fn mcp_tool_box_speaks_https_to_a_server_it_trusts() {
     let url = format!("https://127.0.0.1:{}/mcp", front.port());
 
     let untrusted = McpToolBox::http(&url).connect().await;
-    let error = untrusted
-        .err()
-        .expect("an untrusted certificate is refused");
+    let error = untrusted.expect_err("an untrusted certificate is refused");
     assert_eq!(
         error.to_string(),
-        format!("transport error: the MCP handshake with {url} failed")
+        format!("transport error: the MCP handshake with {url} failed: the server's TLS certificate is not trusted (invalid peer certificate: UnknownIssuer); trust its root with `.trust_pem(..)`")
     );
     // The operator's report names the request that failed.
     assert!(error.report().contains(&url), "{}", error.report());

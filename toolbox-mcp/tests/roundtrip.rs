@@ -110,14 +110,14 @@ async fn a_served_box_is_listed_and_called_through_the_proxy() {
         .await;
     assert_eq!(
         response.content,
-        "invalid arguments at `a`: \"forty\" is not of type \"integer\""
+        "invalid arguments at `a`: got the string \"forty\", expected JSON type integer"
     );
     // The check an approval hook is shown is the call's own: the same
     // validator, the same words, before anything is sent.
     let verdict = remote.check("get-sum", (&json!({"a": "forty", "b": 2})).into(), &ctx);
     assert_eq!(
         verdict.unwrap_err().to_string(),
-        "invalid arguments at `a`: \"forty\" is not of type \"integer\""
+        "invalid arguments at `a`: got the string \"forty\", expected JSON type integer"
     );
     assert!(remote
         .check("get-sum", (&json!({"a": 40, "b": 2})).into(), &ctx)

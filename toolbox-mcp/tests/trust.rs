@@ -150,8 +150,14 @@ async fn a_changed_description_is_held_until_the_application_approves_it() {
     );
     assert_eq!(events.lock().unwrap().as_slice(), held.as_slice());
 
-    assert!(remote.approve("weather"));
-    assert!(!remote.approve("weather"), "nothing left to approve");
+    let approved = remote.approve("weather").unwrap();
+    assert_eq!(approved.tool, "weather");
+    assert_eq!(approved.kind, PinChangeKind::Changed);
+    assert_eq!(
+        remote.approve("weather").unwrap_err().to_string(),
+        "configuration error: no held tool is named `weather`; nothing is held",
+        "nothing left to approve"
+    );
     let offered = remote.specifications(&Context::new());
     assert_eq!(offered[0].description, POISONED);
     assert_eq!(
@@ -290,7 +296,7 @@ async fn a_restarted_server_is_listed_again_through_the_pin_file() {
     let refused = call(&remote, "weather", json!({"city": "Oslo"})).await;
     assert!(refused.content.contains("schema changed in a breaking way"));
     // Approved: the lock holds the new schema, the call works.
-    assert_eq!(remote.approve_all(), 1);
+    assert_eq!(remote.approve_all().unwrap().len(), 1);
     let relocked =
         toolbox_core::testing::read_surface_lock(&std::fs::read_to_string(&lock).unwrap()).unwrap();
     assert_eq!(relocked[0].parameters["required"], json!(["city", "units"]));
@@ -404,8 +410,7 @@ async fn a_server_that_never_finishes_the_handshake_is_given_up_on() {
         .timeouts(Timeouts::default().connect(Duration::from_millis(300)))
         .connect()
         .await
-        .err()
-        .expect("no handshake");
+        .expect_err("no handshake");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(
         error.to_string(),
@@ -584,12 +589,11 @@ async fn two_servers_under_one_name_are_refused_naming_both() {
     let error = McpServers::connect([a.url(), b.url()])
         .await
         .into_toolbox()
-        .err()
-        .expect("a clash");
+        .expect_err("a clash");
     assert_eq!(
         error.to_string(),
         format!(
-            "transport error: two MCP servers are named `same`: {} and {}; name one with `RemoteServer::name`",
+            "configuration error: two MCP servers are named `same`: {} and {}; name one with `RemoteServer::name`",
             a.url(),
             b.url()
         )
@@ -618,7 +622,7 @@ async fn a_wrong_or_missing_token_is_refused_credentials_not_try_again_later() {
         McpToolBox::http(server.url()).bearer("wrong"),
         McpToolBox::http(server.url()),
     ] {
-        let error = attempt.connect().await.err().expect("refused");
+        let error = attempt.connect().await.expect_err("refused");
         assert_eq!(error.kind(), ToolErrorKind::Unauthorized);
         assert!(!error.is_retryable());
         assert_eq!(

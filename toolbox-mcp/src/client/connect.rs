@@ -281,11 +281,12 @@ impl<H: ClientHandler> McpConnect<H> {
         self
     }
 
-    /// Where the server is, as the application gave it: the URL, or the
+    /// Where the server is, as texts show it: the URL without its
+    /// credentials and query ([`shown_url`](super::shown_url)), or the
     /// command line.
     pub(crate) fn origin(&self) -> String {
         match &self.target {
-            Target::Http(url) => url.clone(),
+            Target::Http(url) => super::shown_url(url),
             Target::Stdio(command) => {
                 let command = command.as_std();
                 std::iter::once(command.get_program())
@@ -401,12 +402,63 @@ impl<H: ClientHandler> McpConnect<H> {
 /// Tells the box when the transport made a new session (rmcp's client
 /// re-initializes by itself when a server answers 404 for its session: a
 /// restart, an expired session) or lost its event stream, so the tools are
-/// listed again.
+/// listed again; and keeps calls from a new session until its listing has
+/// passed the pins.
 #[derive(Clone, Default)]
 pub(crate) struct Reconnects {
     pub(crate) signal: Arc<tokio::sync::Notify>,
     handshakes: Arc<AtomicUsize>,
+    /// How many times the session was made again.
+    sessions: Arc<AtomicUsize>,
+    /// The session whose listing the box has stored.
+    listed: Arc<AtomicUsize>,
+    /// Recent `tools/call` request ids with the session they were first
+    /// sent in: rmcp resends a call the old session lost, and that resend
+    /// must not reach a server the pins have not seen.
+    calls: Arc<std::sync::Mutex<std::collections::VecDeque<(rmcp::model::RequestId, usize)>>>,
 }
+
+/// How many recent call ids [`Reconnects`] remembers.
+const REMEMBERED_CALLS: usize = 1024;
+
+impl Reconnects {
+    /// The current session's number (0 for the first).
+    pub(crate) fn session(&self) -> usize {
+        self.sessions.load(Ordering::SeqCst)
+    }
+
+    /// The session a listing about to be read belongs to; give it to
+    /// [`listed`](Reconnects::listed) once that listing is stored.
+    pub(crate) fn listed(&self, session: usize) {
+        self.listed.store(session, Ordering::SeqCst);
+    }
+
+    /// Whether a new session's tools have not been listed yet.
+    pub(crate) fn stale(&self) -> bool {
+        self.session() != self.listed.load(Ordering::SeqCst)
+    }
+
+    /// Whether a `tools/call` may go out now: not while the session's
+    /// listing is unread, and not as a resend into a session other than
+    /// the one it was first sent in.
+    fn may_send(&self, id: &rmcp::model::RequestId) -> bool {
+        let session = self.session();
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, first)) = calls.iter().find(|(known, _)| known == id) {
+            return *first == session && !self.stale();
+        }
+        if calls.len() == REMEMBERED_CALLS {
+            calls.pop_front();
+        }
+        calls.push_back((id.clone(), session));
+        !self.stale()
+    }
+}
+
+/// What the transport answers a call it keeps from a session whose tools
+/// have not passed the pins.
+pub(crate) const KEPT: &str =
+    "the server's session was made again; its tools are listed again before any call";
 
 /// An HTTP client that reports new sessions and lost event streams.
 #[derive(Clone)]
@@ -465,7 +517,23 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             ClientJsonRpcMessage::Notification(n)
                 if matches!(n.notification, ClientNotification::InitializedNotification(_))
         );
+        let kept = match &message {
+            ClientJsonRpcMessage::Request(request)
+                if matches!(
+                    request.request,
+                    rmcp::model::ClientRequest::CallToolRequest(_)
+                ) =>
+            {
+                !self.reconnects.may_send(&request.id)
+            }
+            _ => false,
+        };
         async move {
+            if kept {
+                return Err(StreamableHttpError::UnexpectedServerResponse(
+                    std::borrow::Cow::Borrowed(KEPT),
+                ));
+            }
             let response = self
                 .inner
                 .post_message_with_response_limits(
@@ -481,6 +549,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                 && response.is_ok()
                 && self.reconnects.handshakes.fetch_add(1, Ordering::SeqCst) > 0
             {
+                self.reconnects.sessions.fetch_add(1, Ordering::SeqCst);
                 self.reconnects.signal.notify_one();
             }
             response

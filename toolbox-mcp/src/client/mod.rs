@@ -10,7 +10,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, MetaObject,
     RequestMetaObject, ServerResult,
 };
-use rmcp::service::{DynService, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{DynService, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use toolbox_core::args::normalize;
@@ -22,11 +22,14 @@ use toolbox_core::{
 use crate::convert::{from_result, from_tool};
 use crate::progress::McpProgress;
 
+mod cause;
 mod connect;
 mod handler;
 mod pin;
 mod servers;
+mod shown;
 
+use cause::{handshake_error, service_error};
 use handler::{token_key, Listeners, Listening, Watcher};
 
 pub use crate::connection::HttpConnection;
@@ -38,6 +41,7 @@ pub use servers::{
     system_message, Connected, McpServers, RemoteServer, ServerFailure, ServerSummary,
     INSTRUCTIONS_LIMIT,
 };
+pub use shown::shown_url;
 
 /// The tools of one MCP server as a box. Each server tool is a tool with its
 /// `inputSchema`, `outputSchema`, title, description and annotations (the
@@ -59,6 +63,16 @@ pub struct McpToolBox {
     watch: Option<tokio::task::AbortHandle>,
 }
 
+impl std::fmt::Debug for McpToolBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolBox")
+            .field("name", &self.name)
+            .field("origin", &self.origin)
+            .field("child", &self.child)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the box, its handler and its reconnect watch share: the offered
 /// tools and the pins they pass through.
 pub(crate) struct Shared {
@@ -68,6 +82,8 @@ pub(crate) struct Shared {
     /// When the listing goes stale: the server's `ttlMs` hint (the
     /// `2026-07-28` era's caching), at least [`MIN_TTL`] away.
     expires: Mutex<Option<tokio::time::Instant>>,
+    /// The transport's sessions: which one the stored listing is of.
+    reconnects: Reconnects,
 }
 
 /// The shortest time a listing is kept, whatever `ttlMs` says: a server
@@ -106,6 +122,7 @@ impl Shared {
     /// Lists the tools again, within the listing limit, through the pins.
     async fn relist(&self, peer: &Peer<RoleClient>) -> Result<(), ToolError> {
         let limit = self.list_timeout;
+        let session = self.reconnects.session();
         let listed = tokio::time::timeout(limit, peer.list_all_tools_with_cache_hint())
             .await
             .map_err(|_| ToolError::Transport {
@@ -113,11 +130,12 @@ impl Shared {
                 source: None,
             })?
             .map_err(service_error)?;
-        self.store(&listed.items);
+        let saved = self.store(&listed.items);
+        self.reconnects.listed(session);
         *self.expires.lock().unwrap_or_else(|p| p.into_inner()) = listed
             .ttl_ms
             .map(|ttl| tokio::time::Instant::now() + Duration::from_millis(ttl).max(MIN_TTL));
-        Ok(())
+        saved
     }
 
     fn expires(&self) -> Option<tokio::time::Instant> {
@@ -125,13 +143,15 @@ impl Shared {
     }
 
     /// A listing, through the pins, as the offered tools; the pins' events
-    /// handed to the application once no lock is held.
-    fn store(&self, listed: &[rmcp::model::Tool]) {
+    /// handed to the application once no lock is held. The listing is
+    /// offered even when the pin file could not be written; that error is
+    /// returned.
+    fn store(&self, listed: &[rmcp::model::Tool]) -> Result<(), ToolError> {
         let specs: Vec<ToolSpecification> = listed.iter().map(from_tool).collect();
-        let (offered, events, listener) = {
+        let (offered, events, listener, saved) = {
             let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
             let (offered, events) = pins.apply(specs);
-            (offered, events, pins.listener())
+            (offered, events, pins.listener(), pins.take_save_error())
         };
         let remotes: Vec<Remote> = offered.into_iter().map(Remote::new).collect();
         *self.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(remotes);
@@ -142,6 +162,7 @@ impl Shared {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
             }
         }
+        saved
     }
 
     fn snapshot(&self) -> Arc<Vec<Remote>> {
@@ -158,22 +179,31 @@ impl Remote {
     }
 }
 
-/// Checks arguments against a tool's `inputSchema` with `jsonschema`,
-/// naming the JSON path of the first value that does not fit.
+/// Checks arguments against a tool's `inputSchema` with `jsonschema` (the
+/// verdict), and says what is wrong in the words and path format of a
+/// local tool: toolbox's own checker's reason where it sees the same
+/// fault, else the validator's, at the JSON path of the first value that
+/// does not fit.
 fn check(remote: &Remote, arguments: &Value) -> Result<(), ToolError> {
     let Some(validator) = &remote.validator else {
         return Ok(());
     };
-    match validator.validate(arguments) {
-        Ok(()) => Ok(()),
-        Err(error) => {
-            let pointer = error.instance_path().to_string();
-            Err(ToolError::invalid_arguments(
-                toolbox_core::args::JsonPath::from_pointer(&pointer).to_string(),
-                toolbox_core::args::echo(&error.to_string()).into_owned(),
-            ))
-        }
-    }
+    let Err(error) = validator.validate(arguments) else {
+        return Ok(());
+    };
+    toolbox_core::schema::check_arguments(&remote.spec.parameters, arguments)?;
+    let pointer = error.instance_path().to_string();
+    let reason = match error.kind() {
+        jsonschema::error::ValidationErrorKind::Required { property } => format!(
+            "missing field `{}`",
+            toolbox_core::args::echo(property.as_str().unwrap_or_default())
+        ),
+        _ => toolbox_core::args::echo(&error.to_string()).into_owned(),
+    };
+    Err(ToolError::invalid_arguments(
+        toolbox_core::args::JsonPath::from_pointer(&pointer).to_string(),
+        reason,
+    ))
 }
 
 impl McpToolBox {
@@ -202,6 +232,7 @@ impl McpToolBox {
             pins: Mutex::new(pins),
             list_timeout: timeouts.list,
             expires: Mutex::new(None),
+            reconnects: reconnects.clone(),
         });
         let watcher = Watcher {
             shared: shared.clone(),
@@ -290,7 +321,9 @@ impl McpToolBox {
         Some(self.peer.peer_info()?.server_info.as_ref()?.version.clone())
     }
 
-    /// Where the server is: its URL, or the command that started it.
+    /// Where the server is: its URL as texts show it (scheme, host, port
+    /// and path: no credentials, no query), or the command that started
+    /// it.
     pub fn origin(&self) -> &str {
         &self.origin
     }
@@ -327,29 +360,34 @@ impl McpToolBox {
 
     /// Approves a held tool as the server lists it now: it becomes the
     /// baseline (written to the pin file, when there is one) and is
-    /// offered. `false` when `tool` was not held.
-    pub fn approve(&self, tool: &str) -> bool {
+    /// offered. Returns the change approved; an error naming the held
+    /// tools when `tool` is not one of them, or naming the pin file when
+    /// it cannot be written (the tool stays held).
+    pub fn approve(&self, tool: &str) -> Result<PinEvent, ToolError> {
         let approved = self
             .shared
             .pins
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .approve(tool);
-        let Some(spec) = approved else {
-            return false;
+        let (spec, event) = match approved {
+            Some(result) => result?,
+            None => return Err(not_held(tool, &self.held(), "")),
         };
         let mut tools = self.shared.tools.write().unwrap_or_else(|p| p.into_inner());
         let mut next: Vec<Remote> = tools.iter().cloned().collect();
         next.retain(|r| r.spec.name != spec.name);
         next.push(Remote::new(spec));
         *tools = Arc::new(next);
-        true
+        Ok(event)
     }
 
-    /// Approves every held tool; how many there were.
-    pub fn approve_all(&self) -> usize {
-        let names: Vec<String> = self.held().into_iter().map(|e| e.tool).collect();
-        names.iter().filter(|name| self.approve(name)).count()
+    /// Approves every held tool; the changes approved.
+    pub fn approve_all(&self) -> Result<Vec<PinEvent>, ToolError> {
+        self.held()
+            .into_iter()
+            .map(|event| self.approve(&event.tool))
+            .collect()
     }
 
     /// The approved surface (the pins' baseline), sorted by name, in the
@@ -426,97 +464,32 @@ impl Drop for McpToolBox {
     }
 }
 
-/// What an authorization failure asked for: the kind and the server's
-/// `WWW-Authenticate` challenge. rmcp keeps the transport's error in
-/// fields that are not `source()`s (`ClientInitializeError::TransportError`,
-/// `DynamicTransportError`), so the walk steps into them by type.
-fn auth_failure(error: &(dyn std::error::Error + 'static)) -> Option<(&'static str, String)> {
-    use rmcp::service::ClientInitializeError;
-    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-    use rmcp::transport::DynamicTransportError;
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = cause {
-        if let Some(required) = current.downcast_ref::<AuthRequiredError>() {
-            return Some((
-                "refused the credentials",
-                required.www_authenticate_header.clone(),
-            ));
-        }
-        if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
-            return Some((
-                "requires more scopes than the credentials carry",
-                scope.www_authenticate_header.clone(),
-            ));
-        }
-        cause = if let Some(ClientInitializeError::TransportError { error, .. }) =
-            current.downcast_ref::<ClientInitializeError>()
-        {
-            Some(error as &(dyn std::error::Error + 'static))
-        } else if let Some(ServiceError::TransportSend(error)) =
-            current.downcast_ref::<ServiceError>()
-        {
-            Some(error as &(dyn std::error::Error + 'static))
-        } else if let Some(transport) = current.downcast_ref::<DynamicTransportError>() {
-            Some(&*transport.error as &(dyn std::error::Error + 'static))
+/// The error of an approval of a tool that is not held: what is held
+/// (under `prefix`, the name the caller uses).
+pub(crate) fn not_held(tool: &str, held: &[PinEvent], prefix: &str) -> ToolError {
+    let list: Vec<String> = held
+        .iter()
+        .map(|e| format!("`{prefix}{}`", e.tool))
+        .collect();
+    ToolError::configuration(format!(
+        "no held tool is named `{}`; {}",
+        toolbox_core::args::echo(tool),
+        if list.is_empty() {
+            "nothing is held".to_owned()
         } else {
-            current.source()
-        };
-    }
-    None
-}
-
-/// The error for a refused authorization, naming the challenge.
-fn unauthorized(
-    origin: &str,
-    (what, challenge): (&'static str, String),
-    source: toolbox_core::BoxError,
-) -> ToolError {
-    ToolError::Unauthorized {
-        message: format!(
-            "the MCP server at {origin} {what} (`WWW-Authenticate: {}`); give it a token it accepts (`.bearer(..)`) or authorize with `.oauth(..)` (feature `oauth`)",
-            toolbox_core::args::echo(&challenge)
-        ),
-        challenge: Some(challenge),
-        source: Some(source),
-    }
-}
-
-/// A failed handshake; a server that refused the credentials or asks for
-/// authorization is named with what it asked for (its `WWW-Authenticate`
-/// challenge: the metadata URL, the scopes), never a generic transport
-/// error.
-fn handshake_error(error: rmcp::service::ClientInitializeError, origin: &str) -> ToolError {
-    if let Some(asked) = auth_failure(&error) {
-        return unauthorized(origin, asked, Box::new(error));
-    }
-    ToolError::Transport {
-        message: format!("the MCP handshake with {origin} failed"),
-        source: Some(Box::new(error)),
-    }
-}
-
-fn service_error(error: ServiceError) -> ToolError {
-    match error {
-        ServiceError::McpError(error) => {
-            ToolError::failed(format!("MCP error {}: {}", error.code.0, error.message))
+            format!("held: {}", list.join(", "))
         }
-        other => match auth_failure(&other) {
-            Some(asked) => unauthorized("its address", asked, Box::new(other)),
-            None => ToolError::Transport {
-                message: "the MCP server is gone or did not answer".to_owned(),
-                source: Some(Box::new(other)),
-            },
-        },
-    }
+    ))
 }
 
-/// A call to a held tool: the model reads which kind of change, never the
-/// server's new text; the operator's report has the whole event.
-fn held_error(event: &PinEvent) -> ToolError {
+/// A call to a held tool, named as the caller called it: the model reads
+/// which kind of change, never the server's new text; the operator's
+/// report has the whole event.
+pub(crate) fn held_error(called: &str, event: &PinEvent) -> ToolError {
     ToolError::Failed {
         message: format!(
-            "the tool `{}` is held: {} on its server, and the application has not approved the change; do not retry it",
-            event.tool,
+            "the tool `{}` is held: {}, and the application has not approved the change; do not retry it",
+            called,
             event.reason()
         ),
         retryable: false,
@@ -621,12 +594,16 @@ impl McpToolBox {
     fn not_offered(&self, name: &str, tools: &[Remote]) -> ToolError {
         let pins = self.shared.pins.lock().unwrap_or_else(|p| p.into_inner());
         match pins.held_reason(name) {
-            Some(event) => held_error(event),
+            Some(event) => held_error(name, event),
             None => ToolError::unknown_tool(name, tools.iter().map(|r| r.spec.name.as_str())),
         }
     }
 
-    /// One `tools/call` to the server, its arguments checked first.
+    /// One `tools/call` to the server, its arguments checked first. A call
+    /// the transport kept because the session was made again (a restart)
+    /// waits for the new listing to pass the pins, then goes out once more
+    /// only if the tool is still offered unchanged; a held tool is answered
+    /// as held.
     async fn remote_call(
         &self,
         name: &str,
@@ -636,41 +613,79 @@ impl McpToolBox {
         index: usize,
         span: tracing::Span,
     ) -> Result<toolbox_core::ToolResponse, ToolError> {
-        {
-            let arguments = prepared(&tools[index], name, arguments)?;
-            let map = match arguments {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            };
-            let mut params = CallToolRequestParams::new(name.to_owned());
-            params.arguments = Some(map);
-            let mut meta = match &self.meta {
-                Some(choose) => choose(ctx),
-                None => Map::new(),
-            };
-            // The server continues this call's trace (W3C trace context).
-            if let Some(parent) = crate::telemetry::traceparent(&span) {
-                meta.entry("traceparent").or_insert(Value::String(parent));
+        let arguments = prepared(&tools[index], name, arguments)?;
+        let limit = self.call_timeout;
+        let reconnects = &self.shared.reconnects;
+        let call = async {
+            let session = reconnects.session();
+            let first = self.send(name, arguments.clone(), ctx, &span).await;
+            // Kept by the transport (a new session not listed yet), or lost
+            // to a new session: listed again, then sent again. Another
+            // task may have listed meanwhile; listing twice is harmless.
+            let kept = matches!(&first, Err(ToolError::Transport { message, .. }) if message.contains(connect::KEPT));
+            if !kept
+                && (!matches!(first, Err(ToolError::Transport { .. }))
+                    || (reconnects.session() == session && !reconnects.stale()))
+            {
+                return first;
             }
-            if !meta.is_empty() {
-                params.meta = Some(RequestMetaObject(MetaObject(meta)));
-            }
-            // A caller that listens for progress gets the server's reports.
-            // Past the limit the request's future is dropped, which tells
-            // the server (`notifications/cancelled`); the session goes on.
-            let limit = self.call_timeout;
-            let call = async {
-                match ctx.extension::<McpProgress>() {
-                    Some(listener) if listener.is_wanted() => {
-                        self.call_listening(params, listener.clone()).await
-                    }
-                    _ => self.peer.call_tool(params).await.map_err(service_error),
+            if let Err(error) = self.shared.relist(&self.peer).await {
+                if error.kind() != toolbox_core::ToolErrorKind::Configuration {
+                    return Err(error);
                 }
-            };
-            let result = tokio::time::timeout(limit, call)
-                .await
-                .map_err(|_| ToolError::TimedOut { after: limit })??;
-            from_result(&result)
+                tracing::warn!(target: "toolbox::mcp", error = %error.report(), "the pin file was not written");
+            }
+            let tools = self.snapshot();
+            // Offered now means the new session's listing passed the pins;
+            // its schema may have changed (where the pins let it), so the
+            // arguments are checked again.
+            match tools.iter().find(|r| r.spec.name == name) {
+                Some(remote) => {
+                    check(remote, &arguments)?;
+                    self.send(name, arguments, ctx, &span).await
+                }
+                None => Err(self.not_offered(name, &tools)),
+            }
+        };
+        tokio::time::timeout(limit, call)
+            .await
+            .map_err(|_| ToolError::TimedOut { after: limit })?
+    }
+
+    /// Sends one `tools/call` with `arguments`, already checked.
+    async fn send(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &Context,
+        span: &tracing::Span,
+    ) -> Result<toolbox_core::ToolResponse, ToolError> {
+        let map = match arguments {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = Some(map);
+        let mut meta = match &self.meta {
+            Some(choose) => choose(ctx),
+            None => Map::new(),
+        };
+        // The server continues this call's trace (W3C trace context).
+        if let Some(parent) = crate::telemetry::traceparent(span) {
+            meta.entry("traceparent").or_insert(Value::String(parent));
         }
+        if !meta.is_empty() {
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
+        // A caller that listens for progress gets the server's reports.
+        // Past the limit the request's future is dropped, which tells the
+        // server (`notifications/cancelled`); the session goes on.
+        let result = match ctx.extension::<McpProgress>() {
+            Some(listener) if listener.is_wanted() => {
+                self.call_listening(params, listener.clone()).await
+            }
+            _ => self.peer.call_tool(params).await.map_err(service_error),
+        }?;
+        from_result(&result)
     }
 }

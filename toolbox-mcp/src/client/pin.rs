@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -84,26 +84,26 @@ impl PinEvent {
     }
 
     /// The short reason the model reads when it calls a held tool: which
-    /// kinds of change, never the server's new text.
+    /// kinds of change on its server, never the server's new text.
     pub fn reason(&self) -> String {
         let mut what = Vec::new();
         match self.kind {
-            PinChangeKind::Added => what.push("it is new on its server".to_owned()),
-            PinChangeKind::Removed => what.push("its server no longer lists it".to_owned()),
+            PinChangeKind::Added => return "it is new on its server".to_owned(),
+            PinChangeKind::Removed => return "its server no longer lists it".to_owned(),
             PinChangeKind::Changed => {
                 if self.texts.iter().any(|(p, _, _)| p == "/description") {
-                    what.push("its description changed".to_owned());
+                    what.push("its description changed");
                 } else if !self.texts.is_empty() {
-                    what.push("a text of its definition changed".to_owned());
+                    what.push("a text of its definition changed");
                 }
                 if self.is_breaking() {
-                    what.push("its schema changed in a breaking way".to_owned());
+                    what.push("its schema changed in a breaking way");
                 } else if !self.changes.is_empty() {
-                    what.push("its schema or effects changed".to_owned());
+                    what.push("its schema or effects changed");
                 }
             }
         }
-        what.join(" and ")
+        format!("{} on its server", what.join(" and "))
     }
 }
 
@@ -250,6 +250,8 @@ pub(crate) struct Pins {
     offered: Vec<String>,
     file: Option<PathBuf>,
     listener: Option<PinListener>,
+    /// How the last write of the pin file went.
+    saved: Result<(), ToolError>,
 }
 
 impl Pins {
@@ -260,25 +262,33 @@ impl Pins {
         listener: Option<PinListener>,
     ) -> Result<Self, ToolError> {
         let baseline = match &file {
-            Some(path) => match std::fs::read_to_string(path) {
-                Ok(text) => Some(
-                    read_surface_lock(&text)
-                        .map_err(|e| ToolError::Transport {
-                            message: format!("the pin file {} is not usable: {e}", path.display()),
-                            source: None,
-                        })?
-                        .into_iter()
-                        .map(|s| (s.name.clone(), s))
-                        .collect(),
-                ),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(ToolError::Transport {
-                        message: format!("the pin file {} cannot be read", path.display()),
-                        source: Some(Box::new(e)),
-                    })
-                }
-            },
+            Some(path) => {
+                let baseline = match std::fs::read_to_string(path) {
+                    Ok(text) => Some(
+                        read_surface_lock(&text)
+                            .map_err(|e| {
+                                ToolError::configuration(format!(
+                                    "the pin file {} is not a surface lock: {e}; fix it, or delete it to pin the next listing",
+                                    path.display()
+                                ))
+                            })?
+                            .into_iter()
+                            .map(|s| (s.name.clone(), s))
+                            .collect(),
+                    ),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => {
+                        return Err(ToolError::Configuration {
+                            message: format!("the pin file {} cannot be read: {e}", path.display()),
+                            source: Some(Box::new(e)),
+                        })
+                    }
+                };
+                // A pin that cannot be written would trust the next start's
+                // first listing again: refused now, not found out then.
+                writable(path)?;
+                baseline
+            }
             None => None,
         };
         Ok(Pins {
@@ -290,6 +300,7 @@ impl Pins {
             offered: Vec::new(),
             file,
             listener,
+            saved: Ok(()),
         })
     }
 
@@ -303,7 +314,7 @@ impl Pins {
             self.baseline = Some(listed.iter().map(|s| (s.name.clone(), s.clone())).collect());
             self.held.clear();
             self.offered = listed.iter().map(|s| s.name.clone()).collect();
-            self.save();
+            self.saved = self.save();
             return (listed, Vec::new());
         };
         let mut offered = Vec::with_capacity(listed.len());
@@ -410,7 +421,7 @@ impl Pins {
         self.held = held;
         self.offered = offered.iter().map(|s| s.name.clone()).collect();
         if changed_baseline {
-            self.save();
+            self.saved = self.save();
         }
         (offered, events)
     }
@@ -425,16 +436,34 @@ impl Pins {
         self.held.get(name).map(|(_, e)| e)
     }
 
-    /// Approves a held tool: its current definition becomes the baseline.
-    /// The definition to offer now, or `None` when nothing was held.
-    pub(crate) fn approve(&mut self, name: &str) -> Option<ToolSpecification> {
-        let (spec, _) = self.held.remove(name)?;
-        self.baseline
-            .get_or_insert_with(HashMap::new)
-            .insert(name.to_owned(), spec.clone());
+    /// Approves a held tool: its current definition becomes the baseline,
+    /// written to the pin file first (nothing changes when that fails).
+    /// The definition to offer now and the event approved; `None` when
+    /// nothing was held.
+    pub(crate) fn approve(
+        &mut self,
+        name: &str,
+    ) -> Option<Result<(ToolSpecification, PinEvent), ToolError>> {
+        let (spec, event) = self.held.remove(name)?;
+        let baseline = self.baseline.get_or_insert_with(HashMap::new);
+        let before = baseline.insert(name.to_owned(), spec.clone());
+        if let Err(error) = self.save() {
+            let baseline = self.baseline.get_or_insert_with(HashMap::new);
+            match before {
+                Some(old) => baseline.insert(name.to_owned(), old),
+                None => baseline.remove(name),
+            };
+            self.held.insert(name.to_owned(), (spec, event));
+            return Some(Err(error));
+        }
         self.offered.push(name.to_owned());
-        self.save();
-        Some(spec)
+        Some(Ok((spec, event)))
+    }
+
+    /// The error of the last write of the pin file, taken (a listing
+    /// cannot fail for it; `connect` and `refresh` do).
+    pub(crate) fn take_save_error(&mut self) -> Result<(), ToolError> {
+        std::mem::replace(&mut self.saved, Ok(()))
     }
 
     /// The approved definitions, sorted by name.
@@ -452,12 +481,58 @@ impl Pins {
         self.listener.clone()
     }
 
-    /// Writes the baseline to the pin file, when there is one.
-    fn save(&self) {
-        let Some(path) = &self.file else { return };
+    /// Writes the baseline to the pin file, when there is one: a sibling
+    /// written first and renamed over it, so a crash never leaves half a
+    /// lock.
+    fn save(&self) -> Result<(), ToolError> {
+        let Some(path) = &self.file else {
+            return Ok(());
+        };
         let text = surface_lock_text(&self.baseline());
-        if let Err(error) = std::fs::write(path, text) {
-            tracing::warn!(target: "toolbox::mcp", path = %path.display(), %error, "could not write the MCP pin file");
+        let partial = partial_path(path);
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&partial);
+                cannot_write(path, e)
+            })
+    }
+}
+
+/// Where a pin file is written before it is renamed into place.
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.partial", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn cannot_write(path: &Path, error: std::io::Error) -> ToolError {
+    ToolError::Configuration {
+        message: format!(
+            "the pin file {} cannot be written: {error}; create its directory or give a path this process may write",
+            path.display()
+        ),
+        source: Some(Box::new(error)),
+    }
+}
+
+/// Whether the pin file can be written where it is: its directory takes a
+/// new file (the way [`Pins::save`] writes).
+fn writable(path: &Path) -> Result<(), ToolError> {
+    let partial = partial_path(path);
+    std::fs::write(&partial, b"")
+        .and_then(|()| std::fs::remove_file(&partial))
+        .map_err(|e| cannot_write(path, e))?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        if metadata.permissions().readonly() {
+            return Err(cannot_write(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "the file is read-only",
+                ),
+            ));
         }
     }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toolbox_core::{Context, MultiToolBox, Namespace, ToolBox, ToolError, ToolSpecification};
 
 use super::connect::{McpConnect, Timeouts};
-use super::McpToolBox;
+use super::{McpToolBox, PinEvent};
 
 /// One server of a list: a Streamable HTTP URL (with a bearer token), or a
 /// command started as a child process. Reads from configuration as a
@@ -24,10 +24,12 @@ use super::McpToolBox;
 ///     {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "name": "everything"}
 /// ]"#).unwrap();
 /// assert_eq!(servers[1].origin(), "http://127.0.0.1:8002/mcp");
+/// // What a text shows of a URL leaves its secrets out.
+/// let keyed = RemoteServer::url("https://me:pw@crm.example/mcp?api_key=sk-1");
+/// assert_eq!(keyed.origin(), "https://crm.example/mcp");
 /// assert_eq!(servers[2].origin(), "npx -y @modelcontextprotocol/server-everything");
 /// ```
-#[derive(Clone, Debug, Deserialize)]
-#[serde(from = "Entry")]
+#[derive(Clone, Debug)]
 pub struct RemoteServer {
     target: Where,
     token: Option<String>,
@@ -41,45 +43,119 @@ enum Where {
     Command { program: String, args: Vec<String> },
 }
 
-/// The forms a configuration may write a server in.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Url(String),
-    Http {
-        url: String,
-        #[serde(default)]
-        token: Option<String>,
-        #[serde(default)]
-        name: Option<String>,
-    },
-    Command {
-        command: String,
-        #[serde(default)]
-        args: Vec<String>,
-        #[serde(default)]
-        name: Option<String>,
-    },
+/// The forms a configuration may write a server in, as an error says them.
+const ENTRY_FORMS: &str = r#"a URL string, {"url": "…", "token": "…", "name": "…"} or {"command": "…", "args": […], "name": "…"} (token, name and args optional)"#;
+
+/// The keys an entry may have.
+const ENTRY_KEYS: [&str; 5] = ["url", "token", "name", "command", "args"];
+
+impl<'de> Deserialize<'de> for RemoteServer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        RemoteServer::from_entry(&value).map_err(D::Error::custom)
+    }
 }
 
-impl From<Entry> for RemoteServer {
-    fn from(entry: Entry) -> Self {
-        match entry {
-            Entry::Url(url) => RemoteServer::url(url),
-            Entry::Http { url, token, name } => RemoteServer {
-                token,
-                name,
-                ..RemoteServer::url(url)
-            },
-            Entry::Command {
-                command,
-                args,
-                name,
-            } => RemoteServer {
-                name,
-                ..RemoteServer::command(command, args)
-            },
+impl RemoteServer {
+    /// One configuration entry, or what is wrong with it and the forms
+    /// accepted.
+    fn from_entry(value: &serde_json::Value) -> Result<Self, String> {
+        use serde_json::Value;
+        let map = match value {
+            Value::String(url) => return Ok(RemoteServer::url(url.clone())),
+            Value::Object(map) => map,
+            other => {
+                return Err(format!(
+                    "an MCP server entry is {ENTRY_FORMS}, not {}",
+                    kind_of(other)
+                ))
+            }
+        };
+        for key in map.keys() {
+            if !ENTRY_KEYS.contains(&key.as_str()) {
+                let close = toolbox_core::ToolError::unknown_tool(key, ENTRY_KEYS);
+                let hint = match &close {
+                    toolbox_core::ToolError::UnknownTool { suggestions, .. } => suggestions
+                        .first()
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                return Err(format!(
+                    "unknown key `{}` in an MCP server entry; {hint}an entry is {ENTRY_FORMS}",
+                    toolbox_core::args::echo(key)
+                ));
+            }
         }
+        let text = |key: &str| -> Result<Option<String>, String> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(text)) => Ok(Some(text.clone())),
+                Some(other) => Err(format!(
+                    "`{key}` of an MCP server entry must be a string, not {}",
+                    kind_of(other)
+                )),
+            }
+        };
+        let (url, command) = (text("url")?, text("command")?);
+        let mut server = match (url, command) {
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "an MCP server entry has both `url` and `command`; an entry is {ENTRY_FORMS}"
+                ))
+            }
+            (Some(url), None) => {
+                if map.contains_key("args") {
+                    return Err("`args` belongs to a `command` entry, not a `url` one".to_owned());
+                }
+                RemoteServer::url(url)
+            }
+            (None, Some(command)) => {
+                if map.contains_key("token") {
+                    return Err("`token` belongs to a `url` entry (an HTTP bearer token); a `command` server gets its secrets from its environment".to_owned());
+                }
+                let args = match map.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|item| match item {
+                            Value::String(arg) => Ok(arg.clone()),
+                            other => Err(format!(
+                                "`args` of an MCP server entry are strings, not {}",
+                                kind_of(other)
+                            )),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(other) => {
+                        return Err(format!(
+                            "`args` of an MCP server entry is a list of strings, not {}",
+                            kind_of(other)
+                        ))
+                    }
+                };
+                RemoteServer::command(command, args)
+            }
+            (None, None) => {
+                return Err(format!(
+                    "an MCP server entry needs `url` or `command`; an entry is {ENTRY_FORMS}"
+                ))
+            }
+        };
+        server.token = text("token")?;
+        server.name = text("name")?;
+        Ok(server)
+    }
+}
+
+fn kind_of(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 
@@ -141,10 +217,11 @@ impl RemoteServer {
         self
     }
 
-    /// The URL, or the command line.
+    /// The URL as texts show it (no credentials, no query: see
+    /// [`shown_url`](super::shown_url)), or the command line.
     pub fn origin(&self) -> String {
         match &self.target {
-            Where::Url(url) => url.clone(),
+            Where::Url(url) => super::shown_url(url),
             Where::Command { program, args } => std::iter::once(program.as_str())
                 .chain(args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
@@ -180,7 +257,7 @@ impl RemoteServer {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct ServerFailure {
-    /// The URL or the command line.
+    /// The URL (without credentials or query) or the command line.
     pub origin: String,
     /// The name it was given, if any.
     pub name: Option<String>,
@@ -205,7 +282,7 @@ impl fmt::Display for ServerFailure {
 pub struct ServerSummary {
     /// Its name: the prefix of its tools' names.
     pub name: String,
-    /// The URL or the command line.
+    /// The URL (without credentials or query) or the command line.
     pub origin: String,
     /// The version it announced.
     pub version: Option<String>,
@@ -236,6 +313,7 @@ pub struct ServerSummary {
 /// let system = tools.system_message(); // which tools came from which server
 /// # Ok(()) }
 /// ```
+#[derive(Debug)]
 pub struct Connected {
     connected: Vec<McpToolBox>,
     failures: Vec<ServerFailure>,
@@ -251,6 +329,14 @@ pub struct McpServers {
     merged: Arc<MultiToolBox>,
     /// Each server's tool-name prefix (`{box}_`) with its namespace.
     namespaces: Arc<Vec<(String, Namespace)>>,
+}
+
+impl std::fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServers")
+            .field("servers", &self.servers)
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpServers {
@@ -472,19 +558,17 @@ impl Connected {
             }
         }
         if !problems.is_empty() {
-            return Err(ToolError::Transport {
-                message: problems.join("; "),
-                source: None,
-            });
+            return Err(ToolError::configuration(problems.join("; ")));
         }
         let mut builder = MultiToolBox::builder();
         for server in &servers {
             builder =
                 builder.add_shared(box_name(server.name()), server.clone() as Arc<dyn ToolBox>);
         }
-        let merged = builder.build().map_err(|e| ToolError::Transport {
-            message: format!("the MCP servers' tools cannot be merged: {e}"),
-            source: None,
+        let merged = builder.build().map_err(|e| {
+            ToolError::configuration(format!(
+                "the MCP servers' tools cannot be merged: {e}; name a server with `RemoteServer::name`"
+            ))
         })?;
         let mut namespaces: Vec<(String, Namespace)> = servers
             .iter()
@@ -534,6 +618,94 @@ fn namespace_of(name: &str, server: &McpToolBox) -> Namespace {
 }
 
 impl McpServers {
+    /// The tools the servers' pins hold (changed or new since they were
+    /// approved), each with the name the model calls it by
+    /// (`{server}_{tool}`) and what changed. Held tools are neither listed
+    /// nor callable; a call to one is answered with the kind of change.
+    pub fn held(&self) -> Vec<(String, PinEvent)> {
+        self.servers
+            .iter()
+            .flat_map(|server| {
+                let prefix = box_name(server.name());
+                server
+                    .held()
+                    .into_iter()
+                    .map(move |event| (format!("{prefix}_{}", event.tool), event))
+            })
+            .collect()
+    }
+
+    /// Approves a held tool, named as the model calls it (`docs_search`)
+    /// or as its server does (`search`, when one server alone holds a
+    /// tool of that name): it becomes its server's baseline (written to
+    /// its pin file) and is offered. Returns the change approved; an
+    /// error naming what is held when nothing of that name is, or the
+    /// servers when the server's own name is ambiguous.
+    pub fn approve(&self, tool: &str) -> Result<PinEvent, ToolError> {
+        if let Some((server, own)) = self.held_by_exposed(tool) {
+            return server.approve(own);
+        }
+        let holding: Vec<&Arc<McpToolBox>> = self
+            .servers
+            .iter()
+            .filter(|server| server.held().iter().any(|e| e.tool == tool))
+            .collect();
+        match holding.as_slice() {
+            [one] => one.approve(tool),
+            [] => {
+                let held: Vec<PinEvent> = self
+                    .held()
+                    .into_iter()
+                    .map(|(name, mut event)| {
+                        event.tool = name;
+                        event
+                    })
+                    .collect();
+                Err(super::not_held(tool, &held, ""))
+            }
+            many => Err(ToolError::configuration(format!(
+                "`{}` is held by {} servers; approve it by the name the model sees: {}",
+                toolbox_core::args::echo(tool),
+                many.len(),
+                many.iter()
+                    .map(|s| format!("`{}_{tool}`", box_name(s.name())))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// Approves every held tool of every server; the changes approved.
+    pub fn approve_all(&self) -> Result<Vec<PinEvent>, ToolError> {
+        let mut approved = Vec::new();
+        for server in &self.servers {
+            approved.extend(server.approve_all()?);
+        }
+        Ok(approved)
+    }
+
+    /// The server holding the tool the model calls `name`, with the tool's
+    /// name on that server.
+    fn held_by_exposed<'n>(&self, name: &'n str) -> Option<(&McpToolBox, &'n str)> {
+        self.servers.iter().find_map(|server| {
+            let own = name
+                .strip_prefix(box_name(server.name()).as_str())?
+                .strip_prefix('_')?;
+            server
+                .held()
+                .iter()
+                .any(|e| e.tool == own)
+                .then_some((&**server, own))
+        })
+    }
+
+    /// The answer to a call of a held tool, named as the model called it.
+    fn held_error(&self, name: &str) -> Option<ToolError> {
+        let (server, own) = self.held_by_exposed(name)?;
+        let event = server.held().into_iter().find(|e| e.tool == own)?;
+        Some(super::held_error(name, &event))
+    }
+
     /// A merged tool's specification in its server's namespace.
     fn namespaced(&self, mut spec: ToolSpecification) -> ToolSpecification {
         if spec.namespace.is_none() {
@@ -583,17 +755,70 @@ impl ToolBox for McpServers {
         arguments: toolbox_core::Arguments<'_>,
         ctx: &Context,
     ) -> Result<(), ToolError> {
-        self.merged.check(name, arguments, ctx)
+        self.merged
+            .check(name, arguments, ctx)
+            .map_err(|error| match &error {
+                ToolError::UnknownTool { .. } => self.held_error(name).unwrap_or(error),
+                _ => error,
+            })
     }
 
-    // The calls are the merged box's, unchanged (only the listing adds
-    // each server's namespace).
-    toolbox_core::forward_calls!(merged);
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: toolbox_core::Arguments<'a>,
+        ctx: &'a Context,
+    ) -> toolbox_core::DispatchFuture<'a> {
+        // A held tool is not offered, so the merged box does not know it:
+        // it is answered as its own server answers it, not as unknown.
+        if !self.merged.contains(name, ctx) {
+            if let Some(error) = self.held_error(name) {
+                return toolbox_core::DispatchFuture::ready(Err(error));
+            }
+        }
+        self.merged.dispatch(name, arguments, ctx)
+    }
+
+    fn catches_panics(&self) -> bool {
+        self.merged.catches_panics()
+    }
+
+    fn close(&self) -> toolbox_core::BoxFuture<'_, Result<(), ToolError>> {
+        self.merged.close()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrong_entry_says_what_to_fix_and_the_forms_accepted() {
+        let error = |text: &str| {
+            serde_json::from_str::<RemoteServer>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error(r#"{"uri": "http://127.0.0.1:1/mcp"}"#),
+            format!("unknown key `uri` in an MCP server entry; did you mean `url`? an entry is {ENTRY_FORMS}")
+        );
+        assert_eq!(
+            error("42"),
+            format!("an MCP server entry is {ENTRY_FORMS}, not a number")
+        );
+        assert_eq!(
+            error(r#"{"name": "x"}"#),
+            format!("an MCP server entry needs `url` or `command`; an entry is {ENTRY_FORMS}")
+        );
+        assert!(error(r#"{"command": "npx", "args": "-y"}"#)
+            .starts_with("`args` of an MCP server entry is a list of strings, not a string"));
+        let ok: RemoteServer =
+            serde_json::from_str(r#"{"url": "http://127.0.0.1:1/mcp", "token": "t", "name": "n"}"#)
+                .unwrap();
+        assert_eq!(ok.token.as_deref(), Some("t"));
+        assert_eq!(ok.name.as_deref(), Some("n"));
+    }
 
     #[test]
     fn server_names_become_box_names() {
