@@ -7,6 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolbox::prelude::*;
+use toolbox::Arguments;
 
 /// How hard.
 #[derive(Debug, Deserialize, JsonSchema)]
