@@ -182,7 +182,7 @@ fn openai_responses_offers_namespaces_with_deferred_functions() {
         "{description}"
     );
     assert!(
-        description.contains("billing: Payments, refunds and invoices."),
+        description.contains("billing: Payments, refunds and invoices; crm:"),
         "{description}"
     );
 }
@@ -379,7 +379,7 @@ async fn openai_responses_turn_searches_reveals_and_calls() {
     let text = messages[0]["output"].as_str().unwrap();
     assert_eq!(
         text,
-        "the tool `refund_payment` is not loaded yet, so it did not run: find it with `search_tools` first, then call it"
+        "the tool `refund_payment` is not loaded yet, so it did not run: find it with `tool_search` first, then call it"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

@@ -76,6 +76,35 @@ fn definition_problems_are_reported_all_at_once() {
     );
 }
 
+#[test]
+fn namespaces_are_checked_where_the_box_is_built() {
+    let error = FnToolBox::new([
+        tool_fn("refund", "Refunds a payment", |_: ()| async {})
+            .namespace("billing", "Payments and refunds."),
+        tool_fn("invoice", "Sends an invoice", |_: ()| async {}).namespace("billing", "Invoices."),
+        tool_fn("lookup", "Finds a customer", |_: ()| async {})
+            .namespace("crm tools", "Customers."),
+        tool_fn("note", "Adds a note", |_: ()| async {}).namespace("notes", " "),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        error.problems(),
+        [
+            "namespace `billing` is described one way by tool `refund` and another by tool `invoice`; give it one description",
+            "tool `lookup`: namespace `crm tools`: a namespace name takes 1 to 64 of a-z, A-Z, 0-9, `_` and `-`",
+            "tool `note`: namespace `notes`: the description is empty; say what its tools are for",
+        ]
+    );
+    // One description shared by its tools is fine.
+    FnToolBox::new([
+        tool_fn("refund", "Refunds a payment", |_: ()| async {})
+            .namespace("billing", "Payments and refunds."),
+        tool_fn("invoice", "Sends an invoice", |_: ()| async {})
+            .namespace("billing", "Payments and refunds."),
+    ])
+    .unwrap();
+}
+
 #[derive(Clone)]
 struct Tenant(&'static str);
 

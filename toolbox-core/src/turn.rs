@@ -128,6 +128,9 @@ pub struct TurnRunner<'a, B: ?Sized> {
     approval: Option<Arc<dyn Approval>>,
     provider: Option<Provider>,
     catalog: Option<&'a Catalog>,
+    /// The catalogue the runner built itself, for a box with deferred
+    /// tools given none.
+    built: std::sync::OnceLock<Option<Catalog>>,
     revealed: Mutex<Revealed>,
 }
 
@@ -145,8 +148,33 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             approval: None,
             provider: None,
             catalog: None,
+            built: std::sync::OnceLock::new(),
             revealed: Mutex::new(Revealed::new()),
         }
+    }
+
+    /// The catalogue in use: the one given, else, when the box has
+    /// deferred tools, one the runner builds from the box's tools in the
+    /// first context it sees (a deferred tool is never sent in full).
+    fn catalog_in(&self, ctx: &Context) -> Option<&Catalog> {
+        if let Some(catalog) = self.catalog {
+            return Some(catalog);
+        }
+        self.built
+            .get_or_init(|| {
+                let specs = self.toolbox.specifications(ctx);
+                if !specs.iter().any(|s| s.deferred) {
+                    return None;
+                }
+                match Catalog::new(specs) {
+                    Ok(catalog) => Some(catalog),
+                    Err(error) => {
+                        tracing::error!(target: "toolbox::turn", %error, "the box's deferred tools cannot be catalogued; every tool is offered in full");
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 
     /// Offers `catalog`'s deferred tools through a search: the runner
@@ -155,6 +183,11 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// without running it, a call to a deferred tool no search has
     /// revealed. [`definitions`](Self::definitions) is the next request's
     /// `tools`.
+    ///
+    /// A runner given no catalogue for a box with deferred tools builds
+    /// one itself ([`Catalog::new`] over the box's tools, the first time
+    /// it needs one): deferred tools are offered through a search either
+    /// way, never sent in full.
     pub fn catalog(mut self, catalog: &'a Catalog) -> Self {
         self.catalog = Some(catalog);
         self
@@ -181,7 +214,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// `ctx`. Without a provider, MCP's list.
     pub fn definitions(&self, ctx: &Context) -> Result<serde_json::Value, ProviderError> {
         let provider = self.provider.unwrap_or(Provider::Mcp);
-        match self.catalog {
+        match self.catalog_in(ctx) {
             Some(catalog) => catalog.definitions(provider, &self.revealed()),
             None => provider.definitions(&self.toolbox.specifications(ctx)),
         }
@@ -274,9 +307,10 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         }
         let semaphore = Semaphore::new(self.limit);
         let mut settled: Vec<Option<Settled>> = answered.iter().map(|_| None).collect();
-        if let Some(catalog) = self.catalog {
+        if let Some(catalog) = self.catalog_in(ctx) {
             // Searches are answered here; a deferred tool no search has
-            // revealed does not run.
+            // revealed does not run; a call of a revealed tool keeps it
+            // in the requests (the least recently used leave first).
             for (index, outcome) in answered.iter_mut().enumerate().take(self.max_calls) {
                 if catalog.is_search(&outcome.call) {
                     let response = {
@@ -294,10 +328,19 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     settled[index] = Some((response, None));
                     continue;
                 }
-                let refusal = catalog.refusal(
-                    &outcome.call.name,
-                    &self.revealed.lock().unwrap_or_else(|e| e.into_inner()),
-                );
+                let refusal = {
+                    let mut revealed = self.revealed.lock().unwrap_or_else(|e| e.into_inner());
+                    revealed.touch(&outcome.call.name);
+                    match catalog.refusal(&outcome.call.name, &revealed, self.provider) {
+                        Some(error) => Some(error),
+                        // Unknown: the suggestions name only what the
+                        // model can call now, or say to search.
+                        None if catalog.specification(&outcome.call.name).is_none() => {
+                            Some(catalog.unknown(&outcome.call.name, &revealed, self.provider))
+                        }
+                        None => None,
+                    }
+                };
                 if let Some(error) = refusal {
                     settled[index] =
                         Some((self.refuse(&outcome.call, error, &slots[index].ctx), None));

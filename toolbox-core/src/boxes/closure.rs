@@ -318,14 +318,38 @@ pub struct FnToolBox {
 
 impl FnToolBox {
     /// A box of these tools. Fails, listing every problem at once, on an
-    /// illegal or duplicate name, a non-object argument type, or a
-    /// `describe_arg` naming a missing argument.
+    /// illegal or duplicate name, a non-object argument type, a
+    /// `describe_arg` naming a missing argument, or a namespace whose name
+    /// is illegal, whose description is empty or too long, or which two
+    /// tools describe differently (what [`Catalog`](crate::catalog::Catalog)
+    /// would refuse later).
     pub fn new(tools: impl IntoIterator<Item = FnTool>) -> Result<Self, DefinitionError> {
         let mut problems = Vec::new();
         let mut index = FxHashMap::default();
+        let mut namespaces: FxHashMap<&str, (&str, &str)> = FxHashMap::default();
         let tools: Vec<FnTool> = tools.into_iter().collect();
         for (position, tool) in tools.iter().enumerate() {
             let name = &tool.specification.name;
+            if let Some(namespace) = &tool.specification.namespace {
+                if let Some(problem) = namespace.problem() {
+                    problems.push(format!(
+                        "tool `{name}`: namespace `{}`: {problem}",
+                        namespace.name
+                    ));
+                }
+                match namespaces.get(namespace.name.as_str()) {
+                    Some((first, description)) if *description != namespace.description => {
+                        problems.push(format!(
+                            "namespace `{}` is described one way by tool `{first}` and another by tool `{name}`; give it one description",
+                            namespace.name
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        namespaces.insert(&namespace.name, (name, &namespace.description));
+                    }
+                }
+            }
             if let Some(problem) = tool_name_problem(name) {
                 problems.push(problem);
             }

@@ -15,7 +15,7 @@
 
 mod index;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -41,14 +41,19 @@ pub const DEFAULT_RESULTS: usize = 5;
 
 pub use crate::spec::MAX_NAMESPACE_DESCRIPTION;
 
-use crate::provider::{is_tool_search_call, SEARCH_MARK};
+use crate::provider::{is_tool_search_call, responses_tools, SEARCH_MARK, SEARCH_NOTE};
 
-/// The deferred tools a conversation's searches have revealed.
-/// Serializable, so a pending turn keeps it.
+/// The deferred tools a conversation's searches have revealed, least
+/// recently used first. Serializable (an array of names, oldest first), so
+/// a pending turn keeps it.
+///
+/// A request has room for only so many tools (Anthropic strict: 20), so
+/// as searches reveal more, the least recently used leave it
+/// ([`Catalog::answer`] forgets them and tells the model to search again).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Revealed {
-    tools: BTreeSet<String>,
+    tools: Vec<String>,
 }
 
 impl Revealed {
@@ -59,15 +64,38 @@ impl Revealed {
 
     /// Whether `tool` was revealed.
     pub fn contains(&self, tool: &str) -> bool {
-        self.tools.contains(tool)
+        self.tools.iter().any(|t| t == tool)
     }
 
-    /// Reveals `tool`; whether it was new.
+    /// Reveals `tool`, as the most recently used; whether it was new.
     pub fn insert(&mut self, tool: impl Into<String>) -> bool {
-        self.tools.insert(tool.into())
+        let tool = tool.into();
+        let new = !self.forget(&tool);
+        self.tools.push(tool);
+        new
     }
 
-    /// The revealed tools, in name order.
+    /// Marks `tool` as just used (called), if it was revealed; whether it was.
+    pub fn touch(&mut self, tool: &str) -> bool {
+        match self.tools.iter().position(|t| t == tool) {
+            Some(at) => {
+                let tool = self.tools.remove(at);
+                self.tools.push(tool);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets `tool` (it leaves the requests until a search reveals it
+    /// again); whether it was revealed.
+    pub fn forget(&mut self, tool: &str) -> bool {
+        let before = self.tools.len();
+        self.tools.retain(|t| t != tool);
+        self.tools.len() != before
+    }
+
+    /// The revealed tools, least recently used first.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().map(String::as_str)
     }
@@ -282,7 +310,8 @@ impl Catalog {
         if !namespaces.is_empty() {
             description.push_str(" Tool groups:");
             for namespace in namespaces {
-                description.push_str(&format!(" {}: {};", namespace.name, namespace.description));
+                let said = namespace.description.trim_end_matches(['.', ';', ' ']);
+                description.push_str(&format!(" {}: {said};", namespace.name));
             }
             description.pop();
             description.push('.');
@@ -300,7 +329,27 @@ impl Catalog {
     /// The `tools` of the next request to `provider`, given what the
     /// conversation's searches revealed. Without deferred tools, every
     /// tool (as namespaces for OpenAI Responses).
+    ///
+    /// A request stays within the provider's limits as reveals
+    /// accumulate: the least recently used revealed tools are left out
+    /// until it fits ([`fit`](Self::fit); the runner forgets them and
+    /// tells the model).
     pub fn definitions(
+        &self,
+        provider: Provider,
+        revealed: &Revealed,
+    ) -> Result<Value, ProviderError> {
+        match self.offered_definitions(provider, revealed) {
+            Err(ProviderError::Request { .. }) if !revealed.is_empty() => {
+                let mut fitted = revealed.clone();
+                self.fit(provider, &mut fitted, &[]);
+                self.offered_definitions(provider, &fitted)
+            }
+            other => other,
+        }
+    }
+
+    fn offered_definitions(
         &self,
         provider: Provider,
         revealed: &Revealed,
@@ -378,17 +427,100 @@ impl Catalog {
             && (call.name == SEARCH_TOOL || is_tool_search_call(call))
     }
 
+    /// The name the model knows the search by: OpenAI Responses'
+    /// `tool_search` (its hosted search's too), Anthropic's hosted
+    /// `tool_search_tool_bm25`, else toolbox's `search_tools`.
+    pub fn search_tool_name(&self, provider: Option<Provider>) -> &'static str {
+        match provider {
+            Some(Provider::OpenAiResponses { .. }) => OPENAI_TOOL_SEARCH,
+            Some(Provider::Anthropic { .. }) if self.hosted => "tool_search_tool_bm25",
+            _ => SEARCH_TOOL,
+        }
+    }
+
     /// Why a call to `name` may not run yet: a deferred tool the
     /// conversation's searches have not revealed (the provider's own
-    /// search reveals it under [`hosted_search`](Self::hosted_search)).
-    pub fn refusal(&self, name: &str, revealed: &Revealed) -> Option<ToolError> {
+    /// search reveals it under [`hosted_search`](Self::hosted_search)),
+    /// naming the search as `provider` calls it.
+    pub fn refusal(
+        &self,
+        name: &str,
+        revealed: &Revealed,
+        provider: Option<Provider>,
+    ) -> Option<ToolError> {
         let spec = self.specification(name)?;
         (spec.deferred && !self.hosted && !revealed.contains(name)).then(|| {
             ToolError::failed(format!(
-                "the tool `{}` is not loaded yet, so it did not run: find it with `{SEARCH_TOOL}` first, then call it",
-                crate::echo::echo(name)
+                "the tool `{}` is not loaded yet, so it did not run: find it with `{}` first, then call it",
+                crate::echo::echo(name),
+                self.search_tool_name(provider)
             ))
         })
+    }
+
+    /// The tools a model may call now: the ones not deferred and the
+    /// revealed ones (every tool under a hosted search).
+    pub fn callable<'c>(&'c self, revealed: &'c Revealed) -> impl Iterator<Item = &'c str> {
+        self.specs
+            .iter()
+            .filter(move |s| !s.deferred || self.hosted || revealed.contains(&s.name))
+            .map(|s| s.name.as_str())
+    }
+
+    /// The error for a call of a tool the catalogue does not have: the
+    /// closest names among the tools callable now, and, where tools are
+    /// deferred, where to find the rest.
+    pub fn unknown(
+        &self,
+        name: &str,
+        revealed: &Revealed,
+        provider: Option<Provider>,
+    ) -> ToolError {
+        let error = ToolError::unknown_tool(name, self.callable(revealed));
+        if !self.has_deferred() || self.hosted {
+            return error;
+        }
+        let suggestions = match error {
+            ToolError::UnknownTool { suggestions, .. } => suggestions,
+            _ => Vec::new(),
+        };
+        let mut text = format!("unknown tool `{}`", crate::echo::echo(name));
+        let search = self.search_tool_name(provider);
+        if suggestions.is_empty() {
+            text.push_str(&format!("; more tools can be found with `{search}`."));
+        } else {
+            let names: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+            text.push_str(&format!(
+                "; did you mean {}? More tools can be found with `{search}`.",
+                names.join(" or ")
+            ));
+        }
+        ToolError::retryable(text)
+    }
+
+    /// Forgets the least recently used revealed tools until the request
+    /// to `provider` is within its limits, keeping `keep` where it can;
+    /// the names forgotten, oldest first.
+    pub fn fit(&self, provider: Provider, revealed: &mut Revealed, keep: &[&str]) -> Vec<String> {
+        let mut forgotten = Vec::new();
+        while matches!(
+            self.offered_definitions(provider, revealed),
+            Err(ProviderError::Request { .. })
+        ) {
+            let oldest = revealed
+                .iter()
+                .find(|t| !keep.contains(t))
+                .or_else(|| revealed.iter().next())
+                .map(str::to_owned);
+            match oldest {
+                Some(tool) => {
+                    revealed.forget(&tool);
+                    forgotten.push(tool);
+                }
+                None => break,
+            }
+        }
+        forgotten
     }
 
     /// Answers a search call for `provider`: the matches are added to
@@ -428,6 +560,17 @@ impl Catalog {
         for spec in &hits {
             revealed.insert(spec.name.clone());
         }
+        // Room for the new tools: the least recently used leave the
+        // request, and the model is told how to bring them back.
+        let keep: Vec<&str> = hits.iter().map(|s| s.name.as_str()).collect();
+        let forgotten = provider
+            .map(|p| self.fit(p, revealed, &keep))
+            .unwrap_or_default();
+        let hits: Vec<&ToolSpecification> = hits
+            .into_iter()
+            .filter(|s| revealed.contains(&s.name))
+            .collect();
+        let search_name = self.search_tool_name(provider);
         tracing::info!(
             target: "toolbox::catalog",
             query = %crate::echo::echo(&query),
@@ -454,57 +597,45 @@ impl Catalog {
                     _ => serde_json::Map::new(),
                 };
                 extra.insert(SEARCH_MARK.to_owned(), Value::Array(names));
+                if !forgotten.is_empty() {
+                    extra.insert(
+                        SEARCH_NOTE.to_owned(),
+                        Value::String(unloaded_note(&forgotten, search_name)),
+                    );
+                }
                 call.extra = Some(Value::Object(extra));
-                ToolResponse::text(found_text(&hits))
+                ToolResponse::text(found_text(&hits, &forgotten, search_name))
             }
             _ if hits.is_empty() => ToolResponse::text(format!(
                 "no tool matches `{}`; try other words",
                 crate::echo::echo(&query)
             )),
-            _ => ToolResponse::text(found_text(&hits)),
+            _ => ToolResponse::text(found_text(&hits, &forgotten, search_name)),
         }
     }
 }
 
-/// What a model reads of a search's matches.
-fn found_text(hits: &[&ToolSpecification]) -> String {
+/// What the model is told of the tools that left the request.
+fn unloaded_note(forgotten: &[String], search: &str) -> String {
+    let names: Vec<String> = forgotten.iter().map(|t| format!("`{t}`")).collect();
+    format!(
+        "to make room, these tools were unloaded: {}; find them with `{search}` again before calling them",
+        names.join(", ")
+    )
+}
+
+/// What a model reads of a search's matches, and of the tools that left
+/// the request to make room.
+fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -> String {
     let tools: Vec<Value> = hits
         .iter()
         .map(|s| json!({"name": s.name, "description": s.description}))
         .collect();
-    json!({"loaded": tools, "note": "these tools can be called from your next step"}).to_string()
-}
-
-/// OpenAI Responses tools: functions in their namespaces (in the order of
-/// each namespace's first tool), the deferred ones `defer_loading`.
-fn responses_tools(
-    provider: Provider,
-    specs: &[&ToolSpecification],
-) -> Result<Vec<Value>, ProviderError> {
-    let mut tools: Vec<Value> = Vec::new();
-    let mut slots: HashMap<&str, usize> = HashMap::new();
-    for spec in specs {
-        let mut definition = provider.definition(spec)?;
-        if spec.deferred {
-            definition["defer_loading"] = Value::Bool(true);
-        }
-        match &spec.namespace {
-            None => tools.push(definition),
-            Some(namespace) => {
-                let slot = *slots.entry(&namespace.name).or_insert_with(|| {
-                    tools.push(json!({
-                        "type": "namespace",
-                        "name": namespace.name,
-                        "description": namespace.description,
-                        "tools": []
-                    }));
-                    tools.len() - 1
-                });
-                if let Some(Value::Array(members)) = tools[slot].get_mut("tools") {
-                    members.push(definition);
-                }
-            }
-        }
+    let mut found =
+        json!({"loaded": tools, "note": "these tools can be called from your next step"});
+    if !forgotten.is_empty() {
+        found["unloaded"] = json!(forgotten);
+        found["unloaded_note"] = Value::String(unloaded_note(forgotten, search));
     }
-    Ok(tools)
+    found.to_string()
 }

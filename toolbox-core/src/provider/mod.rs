@@ -29,6 +29,7 @@
 
 mod check;
 mod lower;
+mod namespaces;
 mod read;
 mod rules;
 mod tags;
@@ -41,6 +42,7 @@ pub use check::{
     ANTHROPIC_STRICT_LIMITS,
 };
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
+pub(crate) use namespaces::responses_tools;
 
 use serde_json::{json, Map, Value};
 
@@ -193,8 +195,20 @@ impl Provider {
     /// one `functionDeclarations` entry holding them all. Fails when a
     /// schema cannot be lowered, or when the tools together break a limit
     /// of the provider on one request (Anthropic strict:
-    /// [`ANTHROPIC_STRICT_LIMITS`]).
+    /// [`ANTHROPIC_STRICT_LIMITS`]). For OpenAI Responses a namespaced
+    /// tool goes inside its `namespace` tool. Every tool is offered in
+    /// full here, deferred ones too: deferral is a
+    /// [`Catalog`](crate::catalog::Catalog)'s (the
+    /// [`TurnRunner`](crate::turn::TurnRunner) builds one for a box with
+    /// deferred tools).
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
+        if matches!(self, Provider::OpenAiResponses { .. })
+            && specs.iter().any(|s| s.namespace.is_some())
+        {
+            // Namespaced functions go inside their `namespace` tool.
+            let specs: Vec<&ToolSpecification> = specs.iter().collect();
+            return namespaces::responses_tools(self, &specs).map(Value::Array);
+        }
         let definitions: Vec<Value> = specs
             .iter()
             .map(|s| self.definition(s))
@@ -473,26 +487,44 @@ impl Provider {
                 .iter()
                 .map(Answered::parts)
                 .enumerate()
-                .map(|(i, (call, response))| {
+                .flat_map(|(i, (call, response))| {
                     if is_tool_search_call(call) {
                         // The loaded definitions, or none when the search
-                        // failed (its error is logged by the runner).
-                        let tools = match serde_json::from_str::<Value>(&response.content) {
-                            Ok(tools @ Value::Array(_)) if !response.is_error => tools,
-                            _ => Value::Array(Vec::new()),
+                        // found nothing or was refused.
+                        let (tools, why) = match serde_json::from_str::<Value>(&response.content) {
+                            Ok(tools @ Value::Array(_)) if !response.is_error => (tools, None),
+                            _ => (Value::Array(Vec::new()), Some(&response.content)),
                         };
-                        return object([
+                        let output = object([
                             ("type", Value::String("tool_search_output".into())),
                             ("call_id", id(i, call)),
                             ("execution", Value::String("client".into())),
                             ("tools", tools),
                         ]);
+                        // `tool_search_output` has no field for text: why
+                        // nothing was loaded follows as a developer message.
+                        return match why {
+                            Some(why) => vec![
+                                output,
+                                object([
+                                    ("type", Value::String("message".into())),
+                                    ("role", Value::String("developer".into())),
+                                    (
+                                        "content",
+                                        Value::String(format!(
+                                            "The tool search loaded no tool: {why}"
+                                        )),
+                                    ),
+                                ]),
+                            ],
+                            None => vec![output],
+                        };
                     }
-                    object([
+                    vec![object([
                         ("type", Value::String("function_call_output".into())),
                         ("call_id", id(i, call)),
                         ("output", responses_output(response)),
-                    ])
+                    ])]
                 })
                 .collect(),
             Provider::Anthropic { .. } => {
@@ -577,6 +609,10 @@ pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
 /// Anthropic: its result is sent as `tool_reference` blocks.
 pub(crate) const SEARCH_MARK: &str = "toolbox_search";
 
+/// The key in a [`ToolCall::extra`] with what the model is told beside a
+/// search's `tool_reference` blocks (the tools unloaded to make room).
+pub(crate) const SEARCH_NOTE: &str = "toolbox_search_note";
+
 /// Whether `call` is an OpenAI client-executed `tool_search_call`.
 pub(crate) fn is_tool_search_call(call: &ToolCall) -> bool {
     call.extra
@@ -586,15 +622,19 @@ pub(crate) fn is_tool_search_call(call: &ToolCall) -> bool {
         == Some("tool_search_call")
 }
 
-/// The `tool_reference` blocks of a search answered for Anthropic.
+/// The `tool_reference` blocks of a search answered for Anthropic, and a
+/// text block with its note.
 fn search_references(call: &ToolCall) -> Option<Value> {
-    let names = call.extra.as_ref()?.get(SEARCH_MARK)?.as_array()?;
-    Some(Value::Array(
-        names
-            .iter()
-            .map(|name| json!({"type": "tool_reference", "tool_name": name}))
-            .collect(),
-    ))
+    let extra = call.extra.as_ref()?;
+    let names = extra.get(SEARCH_MARK)?.as_array()?;
+    let mut blocks: Vec<Value> = names
+        .iter()
+        .map(|name| json!({"type": "tool_reference", "tool_name": name}))
+        .collect();
+    if let Some(note) = extra.get(SEARCH_NOTE).and_then(Value::as_str) {
+        blocks.push(json!({"type": "text", "text": note}));
+    }
+    Some(Value::Array(blocks))
 }
 
 /// Whether a call's result message is not the plain one (a search answered

@@ -1,0 +1,43 @@
+//! OpenAI Responses' `namespace` tools: the functions of a namespace sent
+//! inside it, with or without a catalogue.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use super::{Provider, ProviderError};
+use crate::spec::ToolSpecification;
+
+/// OpenAI Responses tools: functions in their namespaces (in the order of
+/// each namespace's first tool), the deferred ones `defer_loading`.
+pub(crate) fn responses_tools(
+    provider: Provider,
+    specs: &[&ToolSpecification],
+) -> Result<Vec<Value>, ProviderError> {
+    let mut tools: Vec<Value> = Vec::new();
+    let mut slots: HashMap<&str, usize> = HashMap::new();
+    for spec in specs {
+        let mut definition = provider.definition(spec)?;
+        if spec.deferred {
+            definition["defer_loading"] = Value::Bool(true);
+        }
+        match &spec.namespace {
+            None => tools.push(definition),
+            Some(namespace) => {
+                let slot = *slots.entry(&namespace.name).or_insert_with(|| {
+                    tools.push(json!({
+                        "type": "namespace",
+                        "name": namespace.name,
+                        "description": namespace.description,
+                        "tools": []
+                    }));
+                    tools.len() - 1
+                });
+                if let Some(Value::Array(members)) = tools[slot].get_mut("tools") {
+                    members.push(definition);
+                }
+            }
+        }
+    }
+    Ok(tools)
+}
