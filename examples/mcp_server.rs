@@ -119,6 +119,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                     .ok_or("`--drain` needs a number of milliseconds")?;
                 options = options.drain_delay(std::time::Duration::from_millis(ms));
             }
+            // `--trusted-proxy ADDR` (repeatable): behind a load balancer,
+            // the client address it forwards counts for each client's share.
+            let proxies: Vec<&String> = arguments
+                .windows(2)
+                .filter(|pair| pair[0] == "--trusted-proxy")
+                .map(|pair| &pair[1])
+                .collect();
+            if !proxies.is_empty() {
+                options = options.trusted_proxies(proxies);
+            }
+            // `--sessions-per-client N`: each client's share of the sessions.
+            if let Some(at) = arguments.iter().position(|a| a == "--sessions-per-client") {
+                let max: usize = arguments
+                    .get(at + 1)
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("`--sessions-per-client` needs a number")?;
+                options = options.max_sessions_per_client(max);
+            }
             // `--token T`: only callers that send `Authorization: Bearer T`.
             let running = match arguments.iter().position(|a| a == "--token") {
                 Some(at) => {

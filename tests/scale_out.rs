@@ -9,6 +9,9 @@
 //! - The `2025-11-25` session era: a session lives in one process, so the
 //!   balancer must be sticky (`hash $remote_addr consistent`); every call of
 //!   a session reaches the process that holds it.
+//! - Behind a balancer that forwards each client's address
+//!   (`X-Forwarded-For`) to a server that trusts it, each real client has
+//!   its own share of the sessions.
 //!
 //! Ignored by default: it needs nginx and the Python SDK, which
 //! `scripts/scale_out` installs before running it (`.ci/run` does).
@@ -143,6 +146,54 @@ fn readiness(port: u16) -> u16 {
         .unwrap_or(0)
 }
 
+/// `curl` from the loopback address `source` (each a client of its own
+/// to nginx): an MCP request to `url`, on session `session` when given;
+/// the status and the session id answered.
+fn curl(source: &str, url: &str, session: Option<&str>) -> (u16, Option<String>) {
+    let body = match session {
+        None => {
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}"#
+        }
+        Some(_) => r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    };
+    let mut command = Command::new("curl");
+    command.args([
+        "-s",
+        "-o",
+        "/dev/null",
+        "-D",
+        "-",
+        "-w",
+        "STATUS %{http_code}",
+        "--max-time",
+        "10",
+        "--interface",
+        source,
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "Accept: application/json, text/event-stream",
+        "-d",
+        body,
+    ]);
+    if let Some(id) = session {
+        command.args(["-H", &format!("Mcp-Session-Id: {id}")]);
+        command.args(["-H", "Mcp-Protocol-Version: 2025-11-25"]);
+    }
+    let output = command.arg(url).output().expect("curl runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let status = text
+        .rsplit_once("STATUS ")
+        .and_then(|(_, s)| s.trim().parse().ok())
+        .unwrap_or(0);
+    let id = text.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    });
+    (status, id)
+}
+
 #[test]
 #[ignore = "needs nginx and the Python SDK: run scripts/scale_out (.ci/run does)"]
 fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
@@ -171,14 +222,27 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
             (port, log)
         })
         .collect();
+    // A third, behind its own balancer that forwards each client's
+    // address, which this server trusts: two sessions per client.
+    let shared_port = free_port();
+    children.0.push(
+        Command::new(example("mcp_server"))
+            .args(["--http", &format!("127.0.0.1:{shared_port}")])
+            .args(["--trusted-proxy", "127.0.0.1", "--sessions-per-client", "2"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("shared.log")).unwrap())
+            .spawn()
+            .expect("the mcp_server example is built (cargo test --features mcp)"),
+    );
     for (port, _) in &servers {
         wait_for(*port, "mcp_server");
     }
+    wait_for(shared_port, "mcp_server");
 
     // nginx: a round-robin balancer over both, one over the first alone, and
     // a sticky one for the session era. `Host` is passed through (the
     // servers admit loopback hosts only); responses are streamed (SSE).
-    let (both, one, sticky) = (free_port(), free_port(), free_port());
+    let (both, one, sticky, proxied) = (free_port(), free_port(), free_port(), free_port());
     let upstream = |name: &str, ports: &[u16], policy: &str| {
         let servers: String = ports
             .iter()
@@ -194,9 +258,13 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
             "  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://{name};\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      proxy_buffering off;\n      proxy_next_upstream error timeout http_502 http_503 non_idempotent;\n    }}\n  }}\n"
         )
     };
+    // The balancer in front of the trusting server says who each client is.
+    let forwarding = format!(
+        "  server {{\n    listen 127.0.0.1:{proxied};\n    location /mcp {{\n      proxy_pass http://shared;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_buffering off;\n    }}\n  }}\n"
+    );
     let d = dir.display();
     let config = format!(
-        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nevents {{ worker_connections 1024; }}\nhttp {{\n  log_format upstream '$server_port $upstream_addr $status';\n  access_log {d}/access.log upstream;\n  error_log {d}/error.log;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}{}{}{}{}{}}}\n",
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nevents {{ worker_connections 1024; }}\nhttp {{\n  log_format upstream '$server_port $upstream_addr $status';\n  access_log {d}/access.log upstream;\n  error_log {d}/error.log;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}{}{}{}{}{}{}{forwarding}}}\n",
         upstream("both", &[servers[0].0, servers[1].0], ""),
         upstream("one", &[servers[0].0], ""),
         upstream(
@@ -207,6 +275,7 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
         location(both, "both"),
         location(one, "one"),
         location(sticky, "sticky"),
+        upstream("shared", &[shared_port], ""),
     );
     std::fs::write(dir.join("nginx.conf"), config).unwrap();
     let child = Command::new(&nginx)
@@ -221,7 +290,7 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
         .spawn()
         .unwrap_or_else(|e| panic!("{} does not start: {e}", nginx.display()));
     children.0.push(child);
-    for port in [both, one, sticky] {
+    for port in [both, one, sticky, proxied] {
         wait_for(port, "nginx");
     }
     let access = dir.join("access.log");
@@ -260,6 +329,31 @@ fn two_processes_behind_nginx_serve_stateless_calls_and_sticky_sessions() {
         added.contains(&0),
         "one client address, one process: {added:?}"
     );
+
+    // Behind the forwarding balancer each real client has its own share:
+    // two clients (127.0.0.2 and .3, both reaching the server from nginx's
+    // 127.0.0.1) hold two sessions each; a third session of the first
+    // ends its own oldest, never the other's.
+    let shared = url(proxied);
+    let mut sessions = Vec::new();
+    for source in ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"] {
+        let (status, id) = curl(source, &shared, None);
+        assert_eq!(status, 200, "initialize from {source}");
+        sessions.push((source, id.expect("a session id")));
+    }
+    for (source, id) in &sessions {
+        assert_eq!(
+            curl(source, &shared, Some(id)).0,
+            200,
+            "{source}'s session {id} lives"
+        );
+    }
+    assert_eq!(curl("127.0.0.2", &shared, None).0, 200);
+    let alive: Vec<u16> = sessions
+        .iter()
+        .map(|(source, id)| curl(source, &shared, Some(id)).0)
+        .collect();
+    assert_eq!(alive, [404, 200, 200, 200], "only 127.0.0.2's oldest ended");
 
     // A rolling restart of the first process during 2,000 stateless calls:
     // SIGTERM (readiness turns "not ready", new requests answered 503, then

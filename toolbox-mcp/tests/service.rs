@@ -75,35 +75,169 @@ fn subjects(token: &str) -> Result<McpCaller, Rejected> {
     })
 }
 
+/// POSTs an initialize with `token`: the status and the session id.
+async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
+    let response = http()
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    let id = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (response.status().as_u16(), id)
+}
+
+/// The status of a `ping` request on session `id`.
+async fn ping_session(url: &str, token: &str, id: &str) -> u16 {
+    http()
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", id)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn subject_auth() -> BearerAuth {
+    BearerAuth::new(subjects, "http://127.0.0.1/mcp", Vec::<String>::new())
+}
+
 #[tokio::test]
-async fn one_client_holds_its_share_and_the_others_are_served() {
+async fn at_its_share_a_clients_own_idle_session_makes_room() {
     let server = serve_http_with(
         McpServer::new(tools(), "shared"),
         "127.0.0.1:0",
         HttpOptions::default()
             .max_sessions_per_client(5)
-            .bearer_auth(BearerAuth::new(
-                subjects,
-                "http://127.0.0.1/mcp",
-                Vec::<String>::new(),
-            )),
+            .bearer_auth(subject_auth()),
     )
     .await
     .unwrap();
+    let url = server.url();
+    let mut ids = Vec::new();
     for _ in 0..5 {
-        assert_eq!(initialize(&server.url(), "mallory").await.0, 200);
+        let (status, id) = open_session(&url, "mallory").await;
+        assert_eq!(status, 200);
+        ids.push(id.unwrap());
     }
-    assert_eq!(
-        initialize(&server.url(), "mallory").await,
-        (429, Some("30".to_owned())),
-        "over its share"
-    );
-    let remote = McpToolBox::http(server.url())
+    // The sixth is served: her session used longest ago ended for it.
+    assert_eq!(open_session(&url, "mallory").await.0, 200);
+    assert_eq!(ping_session(&url, "mallory", &ids[0]).await, 404);
+    assert_eq!(ping_session(&url, "mallory", &ids[4]).await, 200);
+    // Another client is served all along.
+    let remote = McpToolBox::http(url.clone())
         .bearer("alice")
         .connect()
         .await
         .unwrap();
     assert_eq!(call(&remote, "ping", json!({})).await.content, "pong");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_sessions_all_have_calls_in_flight_is_answered_429() {
+    let server = serve_http_with(
+        McpServer::new(tools(), "shared"),
+        "127.0.0.1:0",
+        HttpOptions::default()
+            .max_sessions_per_client(2)
+            .bearer_auth(subject_auth()),
+    )
+    .await
+    .unwrap();
+    let mut remotes = Vec::new();
+    for _ in 0..2 {
+        let remote = Arc::new(
+            McpToolBox::http(server.url())
+                .bearer("mallory")
+                .connect()
+                .await
+                .unwrap(),
+        );
+        let running = remote.clone();
+        tokio::spawn(async move { call(&running, "hang", json!({})).await });
+        remotes.push(remote);
+    }
+    while server.calls_in_flight() < 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let response = http()
+        .post(server.url())
+        .header("Authorization", "Bearer mallory")
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429);
+    assert_eq!(response.headers()["retry-after"], "30");
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("this client holds 2 sessions, its share of this server, each with a call in flight; wait for one to finish, or end one (DELETE)"),
+        "{text}"
+    );
+    // Another client is served.
+    assert_eq!(initialize(&server.url(), "alice").await.0, 200);
+    drop(remotes);
+    server.shutdown(Duration::from_millis(100)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_abandoned_sessions_from_one_address_locks_nobody_out() {
+    // No authentication: every client is its address, and every client of
+    // this test has 127.0.0.1 (as behind a proxy nobody configured).
+    let server = serve_http(McpServer::new(tools(), "flooded"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let client = http();
+    for _ in 0..3_000 {
+        let status = client
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(INITIALIZE)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status.as_u16(), 200);
+    }
+    // A new client from the same address is served, and so are 32 at once.
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let remote = McpToolBox::http(url).connect().await.unwrap();
+                let mut answered = 0;
+                for _ in 0..150 {
+                    let response = call(&remote, "ping", json!({})).await;
+                    assert!(!response.is_error, "{}", response.content);
+                    answered += usize::from(response.content == "pong");
+                }
+                answered
+            })
+        })
+        .collect();
+    let mut answered = 0;
+    for task in tasks {
+        answered += task.await.unwrap();
+    }
+    assert_eq!(answered, 32 * 150);
     server.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -21,6 +21,8 @@ pub(super) struct Gate {
     pub(super) metadata_url: String,
     pub(super) sessions: Arc<Sessions>,
     pub(super) readiness: Option<String>,
+    /// The proxies whose forwarded client address is believed.
+    pub(super) proxies: super::forwarded::TrustedProxies,
 }
 
 /// Where the protected-resource metadata of `resource` is (RFC 9728: the
@@ -143,15 +145,16 @@ fn readiness(ready: bool) -> axum::response::Response {
 }
 
 /// Who a request is from, for the per-client cap: the verified subject,
-/// else the peer's IP address.
-fn client_of(request: &axum::extract::Request) -> String {
+/// else the client's IP address (the peer's, or the one a trusted proxy
+/// forwarded).
+fn client_of(gate: &Gate, request: &axum::extract::Request) -> String {
     if let Some(caller) = request.extensions().get::<McpCaller>() {
         return format!("subject:{}", caller.subject);
     }
     request
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|info| format!("address:{}", info.0.ip()))
+        .map(|info| gate.proxies.client(info.0.ip(), request.headers()))
         .unwrap_or_default()
 }
 
@@ -196,21 +199,27 @@ async fn admit(
             "the server is shutting down; connect again (another instance will answer)",
         );
     }
-    let client = client_of(&request);
+    let client = client_of(&gate, &request);
     {
         let live = gate.manager.sessions.read().await;
         gate.sessions.retain_live(|id| live.contains_key(id));
     }
-    if gate.sessions.held_by(&client) >= gate.max_per_client {
-        tracing::warn!(target: "toolbox::mcp", client = %toolbox_core::args::echo(&client), max = gate.max_per_client, "a new session was refused: the client holds its share");
-        return crate::auth::refusal_after(
-            429,
-            30,
-            &format!(
-                "this client holds {} sessions, its share of this server; end one (DELETE) or reuse it",
-                gate.max_per_client
-            ),
-        );
+    while gate.sessions.held_by(&client) >= gate.max_per_client {
+        // The client's own idle session used longest ago makes room: a
+        // client that abandons sessions uses up its own share only.
+        let Some(id) = gate.sessions.evict_idle_of(&client) else {
+            tracing::warn!(target: "toolbox::mcp", client = %toolbox_core::args::echo(&client), max = gate.max_per_client, "a new session was refused: the client holds its share, each with a call in flight");
+            return crate::auth::refusal_after(
+                429,
+                30,
+                &format!(
+                    "this client holds {} sessions, its share of this server, each with a call in flight; wait for one to finish, or end one (DELETE)",
+                    gate.max_per_client
+                ),
+            );
+        };
+        tracing::debug!(target: "toolbox::mcp", client = %toolbox_core::args::echo(&client), "the client's idle session used longest ago was ended to make room in its share");
+        let _ = gate.manager.close_session(&Arc::from(id.as_str())).await;
     }
     let opening = gate.opening.fetch_add(1, Ordering::SeqCst);
     while gate.manager.sessions.read().await.len() + opening >= gate.max_sessions {

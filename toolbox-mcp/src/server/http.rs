@@ -24,6 +24,7 @@ pub struct HttpOptions {
     pub(crate) drain_delay: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) auth: Option<BearerAuth>,
+    pub(crate) trusted_proxies: Vec<String>,
 }
 
 /// The origins a local endpoint admits by default: loopback pages only.
@@ -47,6 +48,7 @@ impl Default for HttpOptions {
             drain_delay: Duration::ZERO,
             max_body_bytes: 4 * 1024 * 1024,
             auth: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -81,11 +83,30 @@ impl HttpOptions {
     /// [`max_sessions`](HttpOptions::max_sessions), and at least 16 or the
     /// cap itself when it is smaller): the
     /// verified subject when [`bearer_auth`](HttpOptions::bearer_auth) is
-    /// set, else the peer's IP address. A session past it is answered 429
-    /// with `Retry-After`. Behind a proxy every client has the proxy's
-    /// address: authenticate, or raise this.
+    /// set, else the client's IP address (the peer's, or the one a
+    /// [trusted proxy](HttpOptions::trusted_proxies) forwarded). At its
+    /// share, a client's own idle session used longest ago is ended to make
+    /// room for its new one (as at the cap in all); only when each of its
+    /// sessions has a call in flight is a new one answered 429 with
+    /// `Retry-After`. So one careless client (3,000 abandoned sessions)
+    /// uses up its own share, never the others'.
     pub fn max_sessions_per_client(mut self, max: usize) -> Self {
         self.max_sessions_per_client = Some(max.max(1));
+        self
+    }
+
+    /// The proxies (addresses like `10.0.0.7` or networks like
+    /// `10.0.0.0/8`) whose forwarded client address is believed: a
+    /// request that comes from one is counted for the client its
+    /// `Forwarded` (RFC 7239) or `X-Forwarded-For` header names, read from
+    /// the right past every trusted hop. Behind a load balancer, without
+    /// this, every client has the balancer's address and shares one
+    /// client's sessions. A request from any other address is counted for
+    /// that address, whatever its headers say. An entry that is neither
+    /// fails [`serve_http_with`] with `InvalidInput` naming it. None by
+    /// default.
+    pub fn trusted_proxies(mut self, proxies: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.trusted_proxies = proxies.into_iter().map(Into::into).collect();
         self
     }
 
@@ -270,6 +291,9 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
+    let proxies = super::forwarded::TrustedProxies::parse(
+        options.trusted_proxies.iter().map(String::as_str),
+    )?;
     let stop = tokio_util::sync::CancellationToken::new();
     let accepting = tokio_util::sync::CancellationToken::new();
     let sessions = Arc::new(Sessions::default());
@@ -316,6 +340,7 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
         metadata_url,
         sessions: sessions.clone(),
         readiness: options.readiness_path.clone(),
+        proxies,
     });
     let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(auth) = options.auth {

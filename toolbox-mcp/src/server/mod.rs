@@ -6,6 +6,7 @@
 //! call limits, the HTTP endpoint ([`HttpServer`], [`HttpOptions`]) and the
 //! gate in front of it (bearer check, session caps, readiness).
 
+mod forwarded;
 mod gate;
 mod http;
 mod log;

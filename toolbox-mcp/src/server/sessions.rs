@@ -195,10 +195,21 @@ impl Sessions {
     /// The least recently used session with no call in flight, taken out
     /// of the table: the one to end so a new client is served.
     pub(crate) fn evict_idle(&self) -> Option<String> {
+        self.evict_where(|_| true)
+    }
+
+    /// The least recently used session of `client` with no call in flight,
+    /// taken out of the table: the one to end so the client's new session
+    /// fits its share.
+    pub(crate) fn evict_idle_of(&self, client: &str) -> Option<String> {
+        self.evict_where(|s| s.client == client)
+    }
+
+    fn evict_where(&self, which: impl Fn(&Session) -> bool) -> Option<String> {
         let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
         let id = table
             .iter()
-            .filter(|(_, s)| s.calls.load(Ordering::SeqCst) == 0)
+            .filter(|(_, s)| which(s) && s.calls.load(Ordering::SeqCst) == 0)
             .min_by_key(|(_, s)| s.last)
             .map(|(id, _)| id.clone())?;
         table.remove(&id);
@@ -230,6 +241,11 @@ mod tests {
         sessions.touch("c");
         busy.fetch_sub(1, Ordering::SeqCst);
         assert_eq!(sessions.evict_idle().as_deref(), Some("a"));
+        assert_eq!(sessions.held_by("alice"), 1);
+        sessions.opened("d".into(), "bob".into());
+        // A client's own idle session makes room in its share, not another's.
+        assert_eq!(sessions.evict_idle_of("bob").as_deref(), Some("d"));
+        assert_eq!(sessions.evict_idle_of("bob"), None);
         assert_eq!(sessions.held_by("alice"), 1);
         sessions.retain_live(|id| id != "c");
         assert_eq!(sessions.len(), 0);
