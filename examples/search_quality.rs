@@ -1,0 +1,204 @@
+//! How well tool search finds what a person means: every ranker over the
+//! tools of 25 real MCP servers (`tests/fixtures/search/servers/`, each a
+//! `tools/list` of a published package), judged on 415 tasks phrased as
+//! people state them (`tests/fixtures/search/queries.txt`, labelled easy or
+//! hard, each with every acceptable tool).
+//!
+//! Prints recall@1, recall@5 and MRR by difficulty, for the held-back
+//! `report` part (the figures in BENCHMARKS.md) and for the `tune` part
+//! rankers may be tuned on; `--misses` lists the tune part's misses.
+//!
+//! ```sh
+//! cargo run --example search_quality
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use toolbox::catalog::{ToolIndex, ToolSearch};
+use toolbox::{Namespace, ToolSpecification};
+
+/// One labelled task.
+struct Task {
+    query: String,
+    hard: bool,
+    tune: bool,
+    tools: Vec<String>,
+}
+
+/// The corpus: every tool, namespaced as `McpServers` names them.
+fn tools(dir: &Path) -> Result<Vec<ToolSpecification>, String> {
+    let index: Value = read_json(&dir.join("servers.json"))?;
+    let mut specs = Vec::new();
+    for (file, server) in index.as_object().into_iter().flatten() {
+        if file.starts_with('_') {
+            continue;
+        }
+        let module = server["module"]
+            .as_str()
+            .ok_or(format!("{file}: no module"))?;
+        let namespace = Namespace::new(
+            module,
+            server["description"]
+                .as_str()
+                .ok_or(format!("{file}: no description"))?,
+        );
+        let listing = read_json(&dir.join("servers").join(format!("{file}.json")))?;
+        for tool in listing["tools"].as_array().into_iter().flatten() {
+            let name = tool["name"]
+                .as_str()
+                .ok_or(format!("{file}: a tool without a name"))?;
+            let mut spec = ToolSpecification::new(
+                format!("{module}_{name}"),
+                tool["description"].as_str().unwrap_or_default().trim(),
+            )
+            .with_parameters(tool["inputSchema"].clone())
+            .with_namespace(namespace.clone());
+            spec.title = tool["title"].as_str().map(str::to_owned);
+            specs.push(spec);
+        }
+    }
+    Ok(specs)
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// FNV-1a: the split is fixed by each task's text.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The labelled tasks; an unknown tool is an error naming its line.
+fn tasks(dir: &Path, specs: &[ToolSpecification]) -> Result<Vec<Task>, String> {
+    let path = dir.join("queries.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tasks = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), number + 1);
+        let mut fields = line.split('|');
+        let (Some(difficulty), Some(query), Some(tools), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(format!(
+                "{}: expected `e|task|tools` or `h|task|tools`",
+                at()
+            ));
+        };
+        let hard = match difficulty {
+            "e" => false,
+            "h" => true,
+            other => return Err(format!("{}: difficulty `{other}` is neither e nor h", at())),
+        };
+        let tools: Vec<String> = tools.split(',').map(|t| t.trim().to_owned()).collect();
+        for tool in &tools {
+            if !specs.iter().any(|s| &s.name == tool) {
+                return Err(format!("{}: no tool `{tool}` in the corpus", at()));
+            }
+        }
+        tasks.push(Task {
+            query: query.to_owned(),
+            hard,
+            tune: fnv(query) % 5 < 2,
+            tools,
+        });
+    }
+    Ok(tasks)
+}
+
+/// Recall@1, recall@5 and MRR (over the top 10) of one ranker's answers.
+#[derive(Default, Clone, Copy)]
+struct Scores {
+    n: usize,
+    at1: usize,
+    at5: usize,
+    reciprocal: f64,
+}
+
+impl Scores {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(rank) = rank {
+            self.at1 += usize::from(rank == 0);
+            self.at5 += usize::from(rank < 5);
+            self.reciprocal += 1.0 / (rank + 1) as f64;
+        }
+    }
+
+    fn ratio(&self, hits: usize) -> f64 {
+        hits as f64 / self.n.max(1) as f64
+    }
+}
+
+/// A ranker's scores on one part: all, easy, hard.
+fn judge(ranker: &dyn ToolSearch, tasks: &[&Task]) -> [Scores; 3] {
+    let mut scores = [Scores::default(); 3];
+    for task in tasks {
+        let hits = ranker.search(&task.query, 10);
+        let rank = hits.iter().position(|h| task.tools.contains(&h.name));
+        scores[0].add(rank);
+        scores[if task.hard { 2 } else { 1 }].add(rank);
+    }
+    scores
+}
+
+fn report(name: &str, part: &str, scores: &[Scores; 3]) {
+    let [all, easy, hard] = scores;
+    println!(
+        "{part:<6} {name:<9} recall@1 {:.3}  recall@5 {:.3}  MRR {:.3}  recall@5 easy {:.3} / hard {:.3}  ({} tasks)",
+        all.ratio(all.at1),
+        all.ratio(all.at5),
+        all.reciprocal / all.n.max(1) as f64,
+        easy.ratio(easy.at5),
+        hard.ratio(hard.at5),
+        all.n
+    );
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search");
+    let specs = tools(&dir)?;
+    let tasks = tasks(&dir, &specs)?;
+    let servers: BTreeMap<&str, usize> = specs.iter().fold(BTreeMap::new(), |mut m, s| {
+        *m.entry(s.namespace.as_ref().map_or("", |n| n.name.as_str()))
+            .or_default() += 1;
+        m
+    });
+    println!(
+        "{} tools of {} servers; {} tasks ({} hard)",
+        specs.len(),
+        servers.len(),
+        tasks.len(),
+        tasks.iter().filter(|t| t.hard).count()
+    );
+    let rankers: Vec<(&str, Box<dyn ToolSearch>)> =
+        vec![("lexical", Box::new(ToolIndex::new(&specs)))];
+    for (part, tune) in [("report", false), ("tune", true)] {
+        let chosen: Vec<&Task> = tasks.iter().filter(|t| t.tune == tune).collect();
+        for (name, ranker) in &rankers {
+            report(name, part, &judge(ranker.as_ref(), &chosen));
+        }
+    }
+    if std::env::args().any(|a| a == "--misses") {
+        let (_, lexical) = &rankers[0];
+        for task in tasks.iter().filter(|t| t.tune) {
+            let hits = lexical.search(&task.query, 5);
+            if !hits.iter().any(|h| task.tools.contains(&h.name)) {
+                let found: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+                println!(
+                    "miss: {} => {:?} (wanted {:?})",
+                    task.query, found, task.tools
+                );
+            }
+        }
+    }
+    Ok(())
+}
