@@ -459,6 +459,20 @@ async fn gemini_turn_searches_reveals_and_calls_across_runners() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(loaded.contains(&"list_orders"), "{answer}");
+    // Each hit says where it lives and what it does; the note says how to
+    // search again.
+    let hit = answer["loaded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_orders")
+        .unwrap();
+    assert_eq!(hit["namespace"], "crm", "{answer}");
+    assert!(!hit["description"].as_str().unwrap().is_empty());
+    assert_eq!(
+        answer["note"],
+        "these tools can be called from your next step; if none fits, call `search_tools` again with other words"
+    );
     // The pending conversation is stored and picked up by another runner.
     let stored = serde_json::to_string(&runner.revealed()).unwrap();
     let restored: Revealed = serde_json::from_str(&stored).unwrap();

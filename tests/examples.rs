@@ -336,3 +336,28 @@ fn bridge_rig_calls_through_the_lifecycle_and_maps_failures() {
         "{out}"
     );
 }
+
+/// The search benchmark's held-back part: what `ToolIndex` finds for tasks
+/// phrased as people state them (BENCHMARKS.md has the figures).
+#[test]
+fn search_quality_on_the_held_back_tasks() {
+    let out = run("search_quality");
+    assert!(
+        out.contains("350 tools of 25 servers; 415 tasks (125 hard)"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("report lexical"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let figure = |name: &str| -> f64 {
+        line.split(name)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+    };
+    assert!(figure("recall@5 ") >= 0.80, "{line}");
+    assert!(figure("recall@1 ") >= 0.55, "{line}");
+    assert!(figure("MRR ") >= 0.65, "{line}");
+}

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::lexicon::{STOP_WORDS, SYNONYMS};
 use crate::spec::ToolSpecification;
 
 /// One tool a search found, best first.
@@ -65,6 +66,8 @@ pub struct ToolIndex {
     names: Vec<Option<String>>,
     /// Each document's weighted length.
     lengths: Vec<f32>,
+    /// Each document's name, as search words.
+    name_words: Vec<Vec<String>>,
     live: usize,
     total_length: f32,
 }
@@ -93,6 +96,7 @@ impl ToolIndex {
             return false;
         };
         self.names[doc] = None;
+        self.name_words[doc].clear();
         self.live -= 1;
         self.total_length -= self.lengths[doc];
         for postings in self.postings.values_mut() {
@@ -135,6 +139,7 @@ impl ToolIndex {
             self.postings.entry(term).or_default().push((doc, weight));
         }
         self.names.push(Some(spec.name.clone()));
+        self.name_words.push(words(&spec.name));
         self.lengths.push(length);
         self.live += 1;
         self.total_length += length;
@@ -143,6 +148,20 @@ impl ToolIndex {
     fn sort_terms(&mut self) {
         self.terms = self.postings.keys().cloned().collect();
         self.terms.sort_unstable();
+    }
+
+    /// A word no tool uses, cut into two words tools do (`flowchart` →
+    /// `flow` + `chart`), the longer first half first.
+    fn compound<'w>(&self, word: &'w str) -> Option<(&'w str, &'w str)> {
+        if word.len() < 6 || !word.is_ascii() {
+            return None;
+        }
+        (3..=word.len() - 3)
+            .rev()
+            .map(|at| word.split_at(at))
+            .find(|(left, right)| {
+                self.postings.contains_key(*left) && self.postings.contains_key(*right)
+            })
     }
 
     /// The postings of `term`, and of the indexed words it starts.
@@ -170,9 +189,18 @@ impl ToolSearch for ToolIndex {
             return Vec::new();
         }
         let mut terms: Vec<(String, f32)> = Vec::new();
-        for word in words(query) {
+        let asked = words(query);
+        for word in asked.iter().cloned() {
+            let known = self.postings.contains_key(&word);
+            let weight = if known { SYNONYM } else { 1.0 };
             for synonym in synonyms(&word) {
-                terms.push((stem(synonym), SYNONYM));
+                terms.push((stem(synonym), weight));
+            }
+            if !known {
+                if let Some((left, right)) = self.compound(&word) {
+                    terms.push((left.to_owned(), COMPOUND));
+                    terms.push((right.to_owned(), COMPOUND));
+                }
             }
             terms.push((word, 1.0));
         }
@@ -193,11 +221,21 @@ impl ToolSearch for ToolIndex {
                 }
             });
         }
+        // A tool whose name the query covers (`create` and `directory`
+        // of `create_directory` for "make a folder") is what was asked for.
         let mut hits: Vec<(u32, f32)> = scores
             .iter()
             .enumerate()
             .filter(|(_, s)| **s > 0.0)
-            .map(|(d, s)| (d as u32, *s))
+            .map(|(d, s)| {
+                let name = &self.name_words[d];
+                let covered = name
+                    .iter()
+                    .filter(|w| terms.iter().any(|(t, _)| t == *w))
+                    .count();
+                let cover = covered as f32 / name.len().max(asked.len()).max(1) as f32;
+                (d as u32, *s * (1.0 + NAME_COVER * cover))
+            })
             .collect();
         let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if hits.len() > limit {
@@ -247,46 +285,13 @@ fn parameters(schema: &Value, depth: usize, field: &mut impl FnMut(&str, f32)) {
     }
 }
 
-/// A query word's synonym counts this much.
+/// A query word's synonym counts this much (in full when the word
+/// itself is not in any tool's text: the synonym is all there is).
 const SYNONYM: f32 = 0.7;
-
-/// Words a user says for what tools call otherwise.
-const SYNONYMS: &[(&str, &[&str])] = &[
-    ("folder", &["directory"]),
-    ("dir", &["directory"]),
-    ("repo", &["repository"]),
-    ("pr", &["pull", "request"]),
-    ("mkdir", &["create", "directory"]),
-    ("remove", &["delete"]),
-    ("erase", &["delete"]),
-    ("forget", &["delete"]),
-    ("drop", &["delete"]),
-    ("find", &["search"]),
-    ("lookup", &["search"]),
-    ("look", &["search"]),
-    ("query", &["search"]),
-    ("download", &["fetch", "url"]),
-    ("scrape", &["fetch", "url"]),
-    ("browse", &["fetch", "url"]),
-    ("rename", &["move"]),
-    ("fact", &["observation"]),
-    ("person", &["entity"]),
-    ("people", &["entity"]),
-    ("picture", &["image"]),
-    ("photo", &["image"]),
-    ("clock", &["time", "current"]),
-    ("now", &["current"]),
-    ("timezone", &["time"]),
-    ("sum", &["add"]),
-    ("plus", &["add"]),
-    ("web", &["url"]),
-    ("page", &["url"]),
-    ("website", &["url"]),
-    ("make", &["create"]),
-    ("new", &["create"]),
-    ("change", &["update", "edit"]),
-    ("modify", &["update", "edit"]),
-];
+/// Each half of a query word split into two indexed words (`flowchart`).
+const COMPOUND: f32 = 0.8;
+/// How much a tool gains when the query covers its name's words.
+const NAME_COVER: f32 = 1.0;
 
 /// The synonyms of a query word (by its stem).
 fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
@@ -295,13 +300,6 @@ fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
         .filter(move |(said, _)| stem(said) == word)
         .flat_map(|(_, meant)| meant.iter().copied())
 }
-
-/// Words too common to tell tools apart.
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get",
-    "i", "in", "is", "it", "me", "my", "of", "on", "or", "please", "that", "the", "this", "to",
-    "use", "want", "what", "which", "with", "you",
-];
 
 /// The search words of a text: lower case, split at anything but a letter
 /// or digit and at camelCase humps, stop words dropped, plurals and verb
@@ -313,7 +311,7 @@ pub(crate) fn words(text: &str) -> Vec<String> {
     let flush = |word: &mut String, out: &mut Vec<String>| {
         if !word.is_empty() {
             let lower = word.to_lowercase();
-            if !STOP_WORDS.contains(&lower.as_str()) {
+            if lower.chars().count() > 1 && !STOP_WORDS.contains(&lower.as_str()) {
                 out.push(stem(&lower));
             }
             word.clear();
@@ -396,6 +394,32 @@ mod tests {
             ToolSpecification::new("now", "The time."),
         ]);
         assert_eq!(index.search("repo", 5).len(), 1);
+    }
+
+    #[test]
+    fn a_users_words_reach_the_tools_words() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("create_directory", "Creates a directory."),
+            ToolSpecification::new("generate_flow_diagram", "Draws a flow diagram of steps."),
+            ToolSpecification::new("call_graph", "The functions called by a function."),
+            ToolSpecification::new("list_processes", "Lists running processes."),
+        ]);
+        // `folder` and `make` are in no tool's text: their synonyms count
+        // in full, and the tool whose name they cover comes first.
+        assert_eq!(
+            index.search("make a folder called backups", 1)[0].name,
+            "create_directory"
+        );
+        // A word no tool uses, cut into two that tools do.
+        assert_eq!(
+            index.search("a flowchart of the approval", 1)[0].name,
+            "generate_flow_diagram"
+        );
+        // One-letter words and fillers find nothing.
+        assert!(index
+            .search("could you please do a thing for me", 5)
+            .is_empty());
+        assert_eq!(words("what's a b c"), Vec::<String>::new());
     }
 
     #[test]

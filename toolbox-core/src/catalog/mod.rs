@@ -14,6 +14,7 @@
 //! | Chat Completions, Gemini, MCP | flat names | `search_tools`; revealed tools offered in full from the next request | — (no native search) |
 
 mod index;
+mod lexicon;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -615,6 +616,19 @@ impl Catalog {
     }
 }
 
+/// A description's first line, at most 200 characters (cut at a word).
+fn one_line(description: &str) -> String {
+    let line = description.trim().lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= 200 {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(200).collect();
+    match cut.rfind(' ') {
+        Some(at) => format!("{}…", &cut[..at]),
+        None => format!("{cut}…"),
+    }
+}
+
 /// What the model is told of the tools that left the request.
 fn unloaded_note(forgotten: &[String], search: &str) -> String {
     let names: Vec<String> = forgotten.iter().map(|t| format!("`{t}`")).collect();
@@ -626,13 +640,24 @@ fn unloaded_note(forgotten: &[String], search: &str) -> String {
 
 /// What a model reads of a search's matches, and of the tools that left
 /// the request to make room.
+///
+/// Each hit says enough to choose: its name, its namespace where it has one,
+/// and its description's first line (the whole definition arrives with the
+/// next request's tools); the note says how to search again.
 fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -> String {
     let tools: Vec<Value> = hits
         .iter()
-        .map(|s| json!({"name": s.name, "description": s.description}))
+        .map(|s| {
+            let mut hit = json!({"name": s.name, "description": one_line(&s.description)});
+            if let Some(namespace) = &s.namespace {
+                hit["namespace"] = Value::String(namespace.name.clone());
+            }
+            hit
+        })
         .collect();
-    let mut found =
-        json!({"loaded": tools, "note": "these tools can be called from your next step"});
+    let mut found = json!({"loaded": tools, "note": format!(
+        "these tools can be called from your next step; if none fits, call `{search}` again with other words"
+    )});
     if !forgotten.is_empty() {
         found["unloaded"] = json!(forgotten);
         found["unloaded_note"] = Value::String(unloaded_note(forgotten, search));
