@@ -191,5 +191,91 @@ fn bench_search(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_search);
+/// Semantic search (feature `semantic`, the model of `scripts/fetch_model`
+/// or `TOOLBOX_MODEL`): embedding 1,000 tools, a query against 10,000
+/// (embedding the query included) beside the lexical index and the hybrid
+/// ranking, the saved embeddings' reload, and the memory a tool's vector
+/// holds. The 10,000-tool index reuses the 1,000 vectors (tool i gets tool
+/// i mod 1,000's): a query's cost does not depend on the vectors' values.
+#[cfg(feature = "semantic")]
+fn bench_semantic(c: &mut Criterion) {
+    use std::sync::Arc;
+    use std::time::Instant;
+    use toolbox::catalog::semantic::{Embedder, Embeddings, HybridSearch, SemanticIndex};
+
+    let dir = std::env::var("TOOLBOX_MODEL").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/.interop/model/all-MiniLM-L6-v2"
+        )
+        .to_owned()
+    });
+    let embedder = Arc::new(Embedder::load(&dir).expect("the model loads (scripts/fetch_model)"));
+    let specs: Vec<ToolSpecification> = fixture::large(117).into_iter().take(10_000).collect();
+    let mut store = Embeddings::new(&embedder);
+    let started = Instant::now();
+    let first = SemanticIndex::with_embeddings(embedder.clone(), &specs[..1_000], &mut store)
+        .expect("1,000 tools embed");
+    println!(
+        "embedding 1,000 tools: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for (i, spec) in specs.iter().enumerate().skip(1_000) {
+        let vector = first
+            .vector(&specs[i % 1_000].name)
+            .expect("embedded")
+            .to_vec();
+        store
+            .insert(spec, vector)
+            .expect("a vector of the model's length");
+    }
+    let before = HELD.load(Ordering::Relaxed);
+    let semantic = SemanticIndex::with_embeddings(embedder.clone(), &specs, &mut store)
+        .expect("the 10,000-tool index");
+    let held = HELD.load(Ordering::Relaxed) - before;
+    assert_eq!(semantic.embedded(), 0);
+    println!(
+        "the semantic index over {} tools holds {:.1} MB ({} bytes a tool)",
+        semantic.len(),
+        held as f64 / 1e6,
+        held / semantic.len() as isize
+    );
+    let file =
+        std::env::temp_dir().join(format!("toolbox-bench-{}.embeddings", std::process::id()));
+    store.save(&file).expect("the embeddings are saved");
+    let started = Instant::now();
+    let mut reloaded = Embeddings::load(&file, &embedder).expect("the embeddings reload");
+    let again = SemanticIndex::with_embeddings(embedder.clone(), &specs, &mut reloaded)
+        .expect("the index from the saved embeddings");
+    println!(
+        "reloading 10,000 tools' embeddings ({:.1} MB) and building the index: {:.0} ms ({} embedded)",
+        std::fs::metadata(&file).map_or(0, |m| m.len()) as f64 / 1e6,
+        started.elapsed().as_secs_f64() * 1e3,
+        again.embedded()
+    );
+    let _ = std::fs::remove_file(&file);
+    let hybrid = HybridSearch::new(embedder.clone(), &specs, &mut store).expect("the hybrid");
+    let lexical = ToolIndex::new(&specs);
+    let query = "list the open pull requests of a repository";
+    let mut group = c.benchmark_group("semantic_search");
+    group.sample_size(30);
+    group.bench_function("lexical/10000", |b| {
+        b.iter(|| lexical.search(black_box(query), 5))
+    });
+    group.bench_function("query_embedding", |b| {
+        b.iter(|| embedder.embed(&[black_box(query)]))
+    });
+    group.bench_function("semantic/10000", |b| {
+        b.iter(|| semantic.search(black_box(query), 5))
+    });
+    group.bench_function("hybrid/10000", |b| {
+        b.iter(|| hybrid.search(black_box(query), 5))
+    });
+    group.finish();
+}
+
+#[cfg(not(feature = "semantic"))]
+fn bench_semantic(_: &mut Criterion) {}
+
+criterion_group!(benches, bench_search, bench_semantic);
 criterion_main!(benches);

@@ -6,10 +6,15 @@
 //!
 //! Prints recall@1, recall@5 and MRR by difficulty, for the held-back
 //! `report` part (the figures in BENCHMARKS.md) and for the `tune` part
-//! rankers may be tuned on; `--misses` lists the tune part's misses.
+//! rankers may be tuned on; `--misses` lists the tune part's misses. With
+//! the `semantic` feature the semantic ranker (the model alone) and the
+//! hybrid ranking are judged beside the lexical one, the model read from
+//! `TOOLBOX_MODEL` (default: `.interop/model/all-MiniLM-L6-v2`, where
+//! `scripts/fetch_model` puts the registry-shipped all-MiniLM-L6-v2).
 //!
 //! ```sh
 //! cargo run --example search_quality
+//! scripts/fetch_model && cargo run --release --features semantic --example search_quality
 //! ```
 
 use std::collections::BTreeMap;
@@ -18,6 +23,9 @@ use std::path::Path;
 use serde_json::Value;
 use toolbox::catalog::{ToolIndex, ToolSearch};
 use toolbox::{Namespace, ToolSpecification};
+
+/// A ranker and its name in the report.
+type Ranker = (&'static str, Box<dyn ToolSearch>);
 
 /// One labelled task.
 struct Task {
@@ -179,8 +187,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tasks.len(),
         tasks.iter().filter(|t| t.hard).count()
     );
-    let rankers: Vec<(&str, Box<dyn ToolSearch>)> =
-        vec![("lexical", Box::new(ToolIndex::new(&specs)))];
+    #[allow(unused_mut)] // without `semantic`, the lexical ranker alone
+    let mut rankers: Vec<Ranker> = vec![("lexical", Box::new(ToolIndex::new(&specs)))];
+    #[cfg(feature = "semantic")]
+    rankers.extend(semantic::rankers(&specs)?);
     for (part, tune) in [("report", false), ("tune", true)] {
         let chosen: Vec<&Task> = tasks.iter().filter(|t| t.tune == tune).collect();
         for (name, ranker) in &rankers {
@@ -201,4 +211,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+#[cfg(feature = "semantic")]
+mod semantic {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use toolbox::catalog::semantic::{Embedder, Embeddings, HybridSearch, SemanticIndex};
+    use toolbox::ToolSpecification;
+
+    /// The model alone and the hybrid ranking.
+    pub(crate) fn rankers(
+        specs: &[ToolSpecification],
+    ) -> Result<Vec<super::Ranker>, Box<dyn std::error::Error>> {
+        let dir = std::env::var("TOOLBOX_MODEL").unwrap_or_else(|_| {
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/.interop/model/all-MiniLM-L6-v2"
+            )
+            .to_owned()
+        });
+        let started = Instant::now();
+        let embedder = Arc::new(Embedder::load(&dir)?);
+        let loaded = started.elapsed();
+        let started = Instant::now();
+        let semantic = SemanticIndex::new(embedder.clone(), specs)?;
+        let embedded = started.elapsed();
+        println!(
+            "model {dir}: loaded in {loaded:.2?}; {} tools embedded in {embedded:.2?}",
+            semantic.len()
+        );
+        let mut store = Embeddings::new(&embedder);
+        let hybrid = HybridSearch::new(embedder, specs, &mut store)?;
+        Ok(vec![
+            ("semantic", Box::new(semantic)),
+            ("hybrid", Box::new(hybrid)),
+        ])
+    }
 }

