@@ -572,3 +572,35 @@ fn optional_properties_become_nullable_by_what_they_accept() {
         "{lowered}"
     );
 }
+
+#[test]
+fn a_view_only_mcp_apps_tool_is_offered_to_no_model_and_served_over_mcp() {
+    use toolbox::catalog::Catalog;
+    use toolbox::{ToolSpecification, ToolUi};
+    let specs = vec![
+        ToolSpecification::new("weather", "The weather, with a card.")
+            .with_ui(ToolUi::new("ui://weather/card")),
+        ToolSpecification::new("refresh_card", "Refreshes the card.")
+            .with_ui(ToolUi::new("ui://weather/card").with_visibility(["app"])),
+    ];
+    for provider in [
+        Provider::OpenAiChat { strict: true },
+        Provider::OpenAiResponses { strict: false },
+        Provider::Anthropic { strict: true },
+        Provider::Gemini,
+    ] {
+        let offered = provider.definitions(&specs).unwrap().to_string();
+        assert!(offered.contains("weather"), "{provider:?}");
+        assert!(!offered.contains("refresh_card"), "{provider:?}: {offered}");
+        assert!(!offered.contains("ui://"), "{provider:?}: {offered}");
+    }
+    let served = Provider::Mcp.definitions(&specs).unwrap();
+    assert_eq!(served[1]["name"], "refresh_card");
+    assert_eq!(
+        served[1]["_meta"],
+        serde_json::json!({"ui": {"resourceUri": "ui://weather/card", "visibility": ["app"]}})
+    );
+    let catalog = Catalog::new(specs).unwrap();
+    assert!(catalog.specification("refresh_card").is_none());
+    assert!(catalog.specification("weather").is_some());
+}

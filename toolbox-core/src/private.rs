@@ -208,6 +208,7 @@ pub fn specification(
         namespace: None,
         deferred: false,
         examples: Vec::new(),
+        ui: None,
     }
 }
 

@@ -35,6 +35,66 @@ pub struct ToolSpecification {
     /// `input_examples`, appended to the description elsewhere.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Value>,
+    /// MCP Apps: the view a host renders for the tool (`_meta.ui`), and
+    /// who may call it. A tool whose visibility leaves out the model is
+    /// never offered to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<ToolUi>,
+}
+
+/// A tool's MCP Apps metadata (`_meta.ui` of the
+/// `io.modelcontextprotocol/ui` extension): the `ui://` resource a host
+/// renders for it and who may call it. Keys toolbox does not read
+/// (`csp`, `permissions`, `prefersBorder`, …) are kept as they came, so a
+/// proxied tool is served again unchanged.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolUi {
+    /// The `ui://` resource of the tool's view.
+    #[serde(
+        rename = "resourceUri",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resource_uri: Option<String>,
+    /// Who may call the tool: `"model"` (the agent), `"app"` (the view,
+    /// through the host). Absent: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<Vec<String>>,
+    /// Every other key of `_meta.ui`, unchanged.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+impl ToolUi {
+    /// A view at `resource_uri`, callable by the model and the view.
+    pub fn new(resource_uri: impl Into<String>) -> Self {
+        ToolUi {
+            resource_uri: Some(resource_uri.into()),
+            ..ToolUi::default()
+        }
+    }
+
+    /// Sets who may call the tool (`"model"`, `"app"`).
+    pub fn with_visibility<S: Into<String>>(mut self, who: impl IntoIterator<Item = S>) -> Self {
+        self.visibility = Some(who.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether a model may be offered and call the tool.
+    pub fn for_model(&self) -> bool {
+        self.sees("model")
+    }
+
+    /// Whether the view may call the tool.
+    pub fn for_app(&self) -> bool {
+        self.sees("app")
+    }
+
+    fn sees(&self, who: &str) -> bool {
+        self.visibility
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|v| v == who))
+    }
 }
 
 /// A named group of tools with a description: what a model sees of the
@@ -96,7 +156,20 @@ impl ToolSpecification {
             namespace: None,
             deferred: false,
             examples: Vec::new(),
+            ui: None,
         }
+    }
+
+    /// Whether a model may be offered and call the tool: not an MCP Apps
+    /// tool whose visibility leaves the model out.
+    pub fn for_model(&self) -> bool {
+        self.ui.as_ref().is_none_or(ToolUi::for_model)
+    }
+
+    /// Sets the MCP Apps metadata.
+    pub fn with_ui(mut self, ui: ToolUi) -> Self {
+        self.ui = Some(ui);
+        self
     }
 
     /// Replaces the argument schema.

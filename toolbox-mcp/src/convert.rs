@@ -53,6 +53,11 @@ pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
         namespace: None,
         deferred: false,
         examples: Vec::new(),
+        ui: tool
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("ui"))
+            .and_then(|ui| serde_json::from_value(ui.clone()).ok()),
     }
 }
 

@@ -164,6 +164,7 @@ impl FnTool {
                 namespace: None,
                 deferred: false,
                 examples: Vec::new(),
+                ui: None,
             },
             invoke: Arc::new(invoke),
             check: Arc::new(move |arguments| take(arguments).map(drop)),
@@ -235,6 +236,14 @@ impl FnTool {
     /// offers it only once a tool search revealed it.
     pub fn defer(mut self) -> Self {
         self.specification.deferred = true;
+        self
+    }
+
+    /// Gives the tool an MCP Apps view (`_meta.ui`: its `ui://` resource,
+    /// who may call it); a tool whose visibility leaves the model out is
+    /// never offered to a model.
+    pub fn ui(mut self, ui: crate::spec::ToolUi) -> Self {
+        self.specification.ui = Some(ui);
         self
     }
 

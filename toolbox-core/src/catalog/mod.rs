@@ -186,6 +186,9 @@ pub enum CatalogError {
 impl Catalog {
     /// A catalogue of `specs`, with a [`ToolIndex`] over them.
     pub fn new(specs: Vec<ToolSpecification>) -> Result<Self, CatalogError> {
+        // A catalogue is what a model is offered: an MCP Apps tool for its
+        // view only is not.
+        let specs: Vec<ToolSpecification> = specs.into_iter().filter(|s| s.for_model()).collect();
         let index = ToolIndex::new(&specs);
         Self::with_index(specs, Arc::new(index))
     }

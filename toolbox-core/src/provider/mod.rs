@@ -200,8 +200,16 @@ impl Provider {
     /// full here, deferred ones too: deferral is a
     /// [`Catalog`](crate::catalog::Catalog)'s (the
     /// [`TurnRunner`](crate::turn::TurnRunner) builds one for a box with
-    /// deferred tools).
+    /// deferred tools). An MCP Apps tool whose visibility leaves out the
+    /// model is left out for every model provider (MCP serves it).
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
+        let for_model: Vec<ToolSpecification>;
+        let specs = if !matches!(self, Provider::Mcp) && specs.iter().any(|s| !s.for_model()) {
+            for_model = specs.iter().filter(|s| s.for_model()).cloned().collect();
+            &for_model[..]
+        } else {
+            specs
+        };
         if matches!(self, Provider::OpenAiResponses { .. })
             && specs.iter().any(|s| s.namespace.is_some())
         {
@@ -798,6 +806,13 @@ fn mcp_tool(spec: &ToolSpecification, input_schema: Value) -> Value {
         if !hints.is_empty() {
             tool.insert("annotations".into(), Value::Object(hints));
         }
+    }
+    if let Some(ui) = spec
+        .ui
+        .as_ref()
+        .and_then(|ui| serde_json::to_value(ui).ok())
+    {
+        tool.insert("_meta".into(), json!({ "ui": ui }));
     }
     Value::Object(tool)
 }

@@ -22,6 +22,7 @@ use toolbox_core::{
 use crate::convert::{from_result, from_tool};
 use crate::progress::McpProgress;
 
+mod apps;
 mod cause;
 mod connect;
 mod handler;
@@ -498,8 +499,15 @@ pub(crate) fn held_error(called: &str, event: &PinEvent) -> ToolError {
 }
 
 impl ToolBox for McpToolBox {
+    /// The tools a model may be offered: an MCP Apps tool whose
+    /// visibility leaves the model out is for its view only
+    /// ([`app_tools`](McpToolBox::app_tools)).
     fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
-        self.snapshot().iter().map(|r| r.spec.clone()).collect()
+        self.snapshot()
+            .iter()
+            .filter(|r| r.spec.for_model())
+            .map(|r| r.spec.clone())
+            .collect()
     }
 
     fn specification(
@@ -509,7 +517,7 @@ impl ToolBox for McpToolBox {
     ) -> Option<std::borrow::Cow<'_, ToolSpecification>> {
         self.snapshot()
             .iter()
-            .find(|r| r.spec.name == name)
+            .find(|r| r.spec.name == name && r.spec.for_model())
             .map(|r| std::borrow::Cow::Owned(r.spec.clone()))
     }
 
@@ -519,10 +527,8 @@ impl ToolBox for McpToolBox {
     /// call would get.
     fn check(&self, name: &str, arguments: Arguments<'_>, _: &Context) -> Result<(), ToolError> {
         let tools = self.snapshot();
-        let Some(remote) = tools.iter().find(|r| r.spec.name == name) else {
-            return Err(self.not_offered(name, &tools));
-        };
-        prepared(remote, name, arguments).map(drop)
+        let index = self.find(name, &tools, apps::Caller::Model)?;
+        prepared(&tools[index], name, arguments).map(drop)
     }
 
     fn dispatch<'a>(
@@ -531,27 +537,7 @@ impl ToolBox for McpToolBox {
         arguments: Arguments<'a>,
         ctx: &'a Context,
     ) -> DispatchFuture<'a> {
-        let tools = self.snapshot();
-        let Some(index) = tools.iter().position(|r| r.spec.name == name) else {
-            return DispatchFuture::ready(Err(self.not_offered(name, &tools)));
-        };
-        let span = crate::telemetry::client_span(name, &self.origin);
-        let started = std::time::Instant::now();
-        let call = self.remote_call(name, arguments, ctx, tools, index, span.clone());
-        DispatchFuture::new(async move {
-            use tracing::Instrument as _;
-            let result = call.instrument(span.clone()).await;
-            let error = match &result {
-                Ok(response) if response.is_error => Some("tool_error"),
-                Ok(_) => None,
-                Err(error) => Some(error.kind().as_str()),
-            };
-            if let Some(kind) = error {
-                crate::telemetry::failed(&span, kind);
-            }
-            crate::telemetry::client_operation(started.elapsed(), name, error, &self.origin);
-            result
-        })
+        self.dispatch_as(name, arguments, ctx, apps::Caller::Model)
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
@@ -571,6 +557,52 @@ impl ToolBox for McpToolBox {
                 })?;
             }
             Ok(())
+        })
+    }
+}
+
+impl McpToolBox {
+    /// The index of `name` among `tools` if `caller` may call it; else why
+    /// not (held, unknown, or not visible to that caller).
+    fn find(&self, name: &str, tools: &[Remote], caller: apps::Caller) -> Result<usize, ToolError> {
+        let Some(index) = tools.iter().position(|r| r.spec.name == name) else {
+            return Err(self.not_offered(name, tools));
+        };
+        match apps::refusal(&tools[index].spec, caller, tools.iter().map(|r| &r.spec)) {
+            Some(refused) => Err(refused),
+            None => Ok(index),
+        }
+    }
+
+    /// A call by the model or by an MCP Apps view.
+    fn dispatch_as<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+        caller: apps::Caller,
+    ) -> DispatchFuture<'a> {
+        let tools = self.snapshot();
+        let index = match self.find(name, &tools, caller) {
+            Ok(index) => index,
+            Err(error) => return DispatchFuture::ready(Err(error)),
+        };
+        let span = crate::telemetry::client_span(name, &self.origin);
+        let started = std::time::Instant::now();
+        let call = self.remote_call(name, arguments, ctx, tools, index, span.clone());
+        DispatchFuture::new(async move {
+            use tracing::Instrument as _;
+            let result = call.instrument(span.clone()).await;
+            let error = match &result {
+                Ok(response) if response.is_error => Some("tool_error"),
+                Ok(_) => None,
+                Err(error) => Some(error.kind().as_str()),
+            };
+            if let Some(kind) = error {
+                crate::telemetry::failed(&span, kind);
+            }
+            crate::telemetry::client_operation(started.elapsed(), name, error, &self.origin);
+            result
         })
     }
 }
@@ -595,7 +627,13 @@ impl McpToolBox {
         let pins = self.shared.pins.lock().unwrap_or_else(|p| p.into_inner());
         match pins.held_reason(name) {
             Some(event) => held_error(name, event),
-            None => ToolError::unknown_tool(name, tools.iter().map(|r| r.spec.name.as_str())),
+            None => ToolError::unknown_tool(
+                name,
+                tools
+                    .iter()
+                    .filter(|r| r.spec.for_model())
+                    .map(|r| r.spec.name.as_str()),
+            ),
         }
     }
 

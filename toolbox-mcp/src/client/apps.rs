@@ -1,0 +1,91 @@
+//! MCP Apps on the client side: a tool whose `_meta.ui.visibility` leaves
+//! out the model is kept from the model (the extension's MUST) and
+//! reached only through the view's path: [`McpToolBox::app_tools`] and
+//! [`McpToolBox::call_for_app`].
+
+use serde_json::Value;
+use toolbox_core::{
+    Arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError, ToolHandler, ToolResponse,
+    ToolSpecification,
+};
+
+use super::McpToolBox;
+
+/// Who calls a remote tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Caller {
+    /// The model (the box as a [`ToolBox`]).
+    Model,
+    /// An MCP Apps view, through the host.
+    App,
+}
+
+/// Why `caller` may not call `spec`: a view-only tool is unknown to the
+/// model (as if never listed; the suggestions name only what the model
+/// is offered); a tool whose visibility leaves out the view is refused to
+/// it by name.
+pub(super) fn refusal<'s>(
+    spec: &ToolSpecification,
+    caller: Caller,
+    tools: impl Iterator<Item = &'s ToolSpecification>,
+) -> Option<ToolError> {
+    let ui = spec.ui.as_ref()?;
+    match caller {
+        Caller::Model if !ui.for_model() => Some(ToolError::unknown_tool(
+            &spec.name,
+            tools.filter(|t| t.for_model()).map(|t| t.name.as_str()),
+        )),
+        Caller::App if !ui.for_app() => Some(ToolError::failed(format!(
+            "the tool `{}` is not callable from its app's view: its MCP Apps visibility is {}",
+            spec.name,
+            ui.visibility.as_deref().unwrap_or_default().join(", ")
+        ))),
+        _ => None,
+    }
+}
+
+/// The box as an MCP Apps view sees it: the tools it may call, each call
+/// through the whole lifecycle.
+struct AppView<'a>(&'a McpToolBox);
+
+impl ToolBox for AppView<'_> {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        self.0.app_tools()
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Arguments<'a>,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        self.0.dispatch_as(name, arguments, ctx, Caller::App)
+    }
+}
+
+impl McpToolBox {
+    /// The tools an MCP Apps view may call (visibility with `"app"`, or
+    /// none given), view-only tools among them: what an application that
+    /// renders Apps proxies the view's `tools/call` to. Each carries its
+    /// `_meta.ui` in [`ToolSpecification::ui`].
+    pub fn app_tools(&self) -> Vec<ToolSpecification> {
+        self.snapshot()
+            .iter()
+            .filter(|r| r.spec.ui.as_ref().is_none_or(|ui| ui.for_app()))
+            .map(|r| r.spec.clone())
+            .collect()
+    }
+
+    /// Calls `name` on behalf of an MCP Apps view (the host proxying the
+    /// view's `tools/call`), through the same lifecycle as a model's call;
+    /// a tool whose visibility leaves out `"app"` is refused by name.
+    pub async fn call_for_app(
+        &self,
+        name: &str,
+        arguments: &Value,
+        ctx: &Context,
+        handler: &ToolHandler,
+    ) -> ToolResponse {
+        AppView(self).call(name, arguments, ctx, handler).await
+    }
+}
