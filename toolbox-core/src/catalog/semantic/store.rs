@@ -222,8 +222,11 @@ impl SemanticIndex {
             store.vectors.insert(keys[i], vector);
         }
         let mut vectors = Vec::with_capacity(tools.len() * embedder.dimensions());
-        for key in &keys {
-            vectors.extend_from_slice(&store.vectors[key]);
+        for (key, (name, _)) in keys.iter().zip(&tools) {
+            let vector = store.vectors.get(key).ok_or_else(|| {
+                ModelError::Inference(format!("the model gave no vector for tool `{name}`"))
+            })?;
+            vectors.extend_from_slice(vector);
         }
         Ok(SemanticIndex {
             embedder,
