@@ -764,3 +764,29 @@ async fn a_tool_response_keeps_its_element_and_sees_the_request() {
     assert!(!response.is_error);
     assert!(spec(&Cards, "show_card").output_schema.is_none());
 }
+
+/// The weather card's data.
+#[tool(ui = "ui://weather/card", app_only)]
+fn refresh_card() -> String {
+    "refreshed".to_owned()
+}
+
+/// The weather, shown with its card.
+#[tool(ui = "ui://weather/card")]
+fn weather_with_card() -> String {
+    "sunny".to_owned()
+}
+
+#[test]
+fn the_ui_key_gives_the_tool_an_mcp_apps_view() {
+    let card = spec(&RefreshCardTool, "refresh_card");
+    let ui = card.ui.expect("a view");
+    assert_eq!(ui.resource_uri.as_deref(), Some("ui://weather/card"));
+    assert_eq!(ui.visibility, Some(vec!["app".to_owned()]));
+    assert!(!ui.for_model());
+    let weather = spec(&WeatherWithCardTool, "weather_with_card");
+    assert!(weather
+        .ui
+        .as_ref()
+        .is_some_and(|ui| ui.for_model() && ui.for_app()));
+}

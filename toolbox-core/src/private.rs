@@ -224,6 +224,18 @@ pub fn with_extras(
     spec
 }
 
+/// A generated specification with `#[tool(ui = "ui://…")]` (and
+/// `app_only`: visible to the view only).
+pub fn with_ui(mut spec: ToolSpecification, uri: &str, app_only: bool) -> ToolSpecification {
+    let ui = crate::spec::ToolUi::new(uri);
+    spec.ui = Some(if app_only {
+        ui.with_visibility(["app"])
+    } else {
+        ui
+    });
+    spec
+}
+
 /// An example written as JSON text (checked when the macro ran).
 pub fn example_text(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)

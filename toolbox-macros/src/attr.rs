@@ -134,6 +134,10 @@ pub(crate) struct ToolArgs {
     /// or `example = json!({..})`.
     #[darling(multiple)]
     pub example: Vec<Example>,
+    /// MCP Apps: the `ui://` resource of the tool's view.
+    pub ui: Option<LitStr>,
+    /// MCP Apps: callable by the view only, never offered to a model.
+    pub app_only: Flag,
 }
 
 /// An example's JSON text (checked as the macro runs) or expression.

@@ -199,6 +199,13 @@ fn specification(
             #open_world,
         )
     };
+    let specification = match &tool.args.ui {
+        Some(uri) => {
+            let app_only = tool.args.app_only.is_present();
+            quote!(#krate::macro_support::with_ui(#specification, #uri, #app_only))
+        }
+        None => specification,
+    };
     let defer = box_defer || tool.args.defer.is_present();
     if !defer && tool.args.example.is_empty() {
         return specification;

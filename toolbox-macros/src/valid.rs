@@ -59,6 +59,20 @@ pub(crate) fn tool(tool: &Tool, errors: &mut Accumulator) {
             "a tool cannot have const generic parameters",
         ));
     }
+    if let Some(ui) = &tool.args.ui {
+        if !ui.value().starts_with("ui://") {
+            errors.push(at(
+                ui.span(),
+                "`ui` names the view's resource, a `ui://` URI: `ui = \"ui://weather/card\"`",
+            ));
+        }
+    }
+    if let (Some(app_only), None) = (tool.args.app_only.span_if_present(), &tool.args.ui) {
+        errors.push(at(
+            app_only,
+            "`app_only` needs a view to call the tool: add `ui = \"ui://…\"`",
+        ));
+    }
     if let (Some(timeout), None) = (&tool.args.timeout, sig.asyncness) {
         errors.push(at(
             timeout.span,

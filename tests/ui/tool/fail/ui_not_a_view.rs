@@ -1,0 +1,15 @@
+use toolbox::prelude::*;
+
+/// Refreshes the weather card.
+#[tool(ui = "https://weather.example/card")]
+fn refresh() -> String {
+    String::new()
+}
+
+/// Refreshes the weather card, for the view only.
+#[tool(app_only)]
+fn refresh_only() -> String {
+    String::new()
+}
+
+fn main() {}
