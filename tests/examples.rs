@@ -337,6 +337,15 @@ fn bridge_rig_calls_through_the_lifecycle_and_maps_failures() {
     );
 }
 
+/// The number after `name` in one of search_quality's report lines.
+fn figure(line: &str, name: &str) -> f64 {
+    line.split(name)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} in {line}"))
+}
+
 /// The search benchmark's held-back part: what `ToolIndex` finds for tasks
 /// phrased as people state them (BENCHMARKS.md has the figures).
 #[test]
@@ -350,28 +359,14 @@ fn search_quality_on_the_held_back_tasks() {
         .lines()
         .find(|l| l.starts_with("report lexical"))
         .unwrap_or_else(|| panic!("{out}"));
-    let figure = |name: &str| -> f64 {
-        line.split(name)
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{name} in {line}"))
-    };
-    assert!(figure("recall@5 ") >= 0.80, "{line}");
-    assert!(figure("recall@1 ") >= 0.55, "{line}");
-    assert!(figure("MRR ") >= 0.65, "{line}");
+    assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
+    assert!(figure(line, "recall@1 ") >= 0.55, "{line}");
+    assert!(figure(line, "MRR ") >= 0.65, "{line}");
     // Built with `semantic` (CI: `--release --features semantic`), the
     // model alone and the hybrid ranking are judged too.
     if let Some(line) = out.lines().find(|l| l.starts_with("report hybrid")) {
-        let figure = |name: &str| -> f64 {
-            line.split(name)
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("{name} in {line}"))
-        };
-        assert!(figure("recall@5 ") >= 0.88, "{line}");
-        assert!(figure("recall@1 ") >= 0.65, "{line}");
+        assert!(figure(line, "recall@5 ") >= 0.88, "{line}");
+        assert!(figure(line, "recall@1 ") >= 0.65, "{line}");
     } else if cfg!(feature = "semantic") {
         panic!("no hybrid line: {out}");
     }

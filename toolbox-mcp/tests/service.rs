@@ -49,8 +49,9 @@ fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-/// POSTs an initialize with `token`: the status and the `Retry-After`.
-async fn initialize(url: &str, token: &str) -> (u16, Option<String>) {
+/// POSTs an initialize with `token`: the status and the answer's
+/// `header`, if any.
+async fn initialize_reading(url: &str, token: &str, header: &str) -> (u16, Option<String>) {
     let response = http()
         .post(url)
         .header("Authorization", format!("Bearer {token}"))
@@ -60,12 +61,17 @@ async fn initialize(url: &str, token: &str) -> (u16, Option<String>) {
         .send()
         .await
         .unwrap();
-    let retry = response
+    let value = response
         .headers()
-        .get("retry-after")
+        .get(header)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    (response.status().as_u16(), retry)
+    (response.status().as_u16(), value)
+}
+
+/// POSTs an initialize with `token`: the status and the `Retry-After`.
+async fn initialize(url: &str, token: &str) -> (u16, Option<String>) {
+    initialize_reading(url, token, "retry-after").await
 }
 
 fn subjects(token: &str) -> Result<McpCaller, Rejected> {
@@ -77,21 +83,7 @@ fn subjects(token: &str) -> Result<McpCaller, Rejected> {
 
 /// POSTs an initialize with `token`: the status and the session id.
 async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
-    let response = http()
-        .post(url)
-        .header("Authorization", format!("Bearer {token}"))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(INITIALIZE)
-        .send()
-        .await
-        .unwrap();
-    let id = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    (response.status().as_u16(), id)
+    initialize_reading(url, token, "mcp-session-id").await
 }
 
 /// The status of a `ping` request on session `id`.
