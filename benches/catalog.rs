@@ -221,10 +221,7 @@ fn bench_semantic(c: &mut Criterion) {
         started.elapsed().as_secs_f64()
     );
     for (i, spec) in specs.iter().enumerate().skip(1_000) {
-        let vector = first
-            .vector(&specs[i % 1_000].name)
-            .expect("embedded")
-            .to_vec();
+        let vector = first.vector(&specs[i % 1_000].name).expect("embedded");
         store
             .insert(spec, vector)
             .expect("a vector of the model's length");

@@ -264,5 +264,8 @@ fn vectors_computed_elsewhere_are_used_and_checked() {
     assert_eq!(index.embedded(), 4, "the inserted vector was used");
     let vector = index.vector("create_pull_request").unwrap();
     let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    assert!((norm - 1.0).abs() < 1e-4);
+    assert!(
+        (norm - 1.0).abs() < 1e-2,
+        "scaled to unit length (held as i8s): {norm}"
+    );
 }

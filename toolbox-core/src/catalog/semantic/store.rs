@@ -174,8 +174,13 @@ impl Embeddings {
 pub struct SemanticIndex {
     embedder: Arc<Embedder>,
     names: Vec<String>,
-    /// Every tool's unit vector, one after another.
-    vectors: Vec<f32>,
+    /// Every tool's unit vector, one after another, each number scaled to
+    /// an `i8` by its vector's scale: a query reads a quarter of the bytes
+    /// (10,000 tools: 3.8 MB, not 15.4 MB, streamed past the model's
+    /// weights), and a similarity moves by under 0.002.
+    vectors: Vec<i8>,
+    /// Each vector's scale: its largest magnitude over 127.
+    scales: Vec<f32>,
     embedded: usize,
 }
 
@@ -222,16 +227,18 @@ impl SemanticIndex {
             store.vectors.insert(keys[i], vector);
         }
         let mut vectors = Vec::with_capacity(tools.len() * embedder.dimensions());
+        let mut scales = Vec::with_capacity(tools.len());
         for (key, (name, _)) in keys.iter().zip(&tools) {
             let vector = store.vectors.get(key).ok_or_else(|| {
                 ModelError::Inference(format!("the model gave no vector for tool `{name}`"))
             })?;
-            vectors.extend_from_slice(vector);
+            scales.push(quantize(vector, &mut vectors));
         }
         Ok(SemanticIndex {
             embedder,
             names: tools.into_iter().map(|(name, _)| name).collect(),
             vectors,
+            scales,
             embedded: missing.len(),
         })
     }
@@ -247,11 +254,18 @@ impl SemanticIndex {
         self.names.len()
     }
 
-    /// The unit vector of the tool named `name`.
-    pub fn vector(&self, name: &str) -> Option<&[f32]> {
+    /// The unit vector of the tool named `name`, as the index holds it
+    /// (each number within 0.1 % of the vector's largest of the model's).
+    pub fn vector(&self, name: &str) -> Option<Vec<f32>> {
         let i = self.names.iter().position(|n| n == name)?;
         let dimensions = self.vectors.len() / self.names.len();
-        Some(&self.vectors[i * dimensions..(i + 1) * dimensions])
+        let scale = self.scales[i];
+        Some(
+            self.vectors[i * dimensions..(i + 1) * dimensions]
+                .iter()
+                .map(|&x| f32::from(x) * scale)
+                .collect(),
+        )
     }
 
     /// Whether it holds none.
@@ -273,7 +287,8 @@ impl SemanticIndex {
         Some(
             self.vectors
                 .chunks_exact(dimensions)
-                .map(|tool| tool.iter().zip(&query).map(|(a, b)| a * b).sum())
+                .zip(&self.scales)
+                .map(|(tool, scale)| dot(tool, &query) * scale)
                 .collect(),
         )
     }
@@ -281,6 +296,40 @@ impl SemanticIndex {
     pub(super) fn name(&self, i: usize) -> &str {
         &self.names[i]
     }
+}
+
+/// Appends `vector` to `out` as `i8`s scaled by its largest magnitude, and
+/// returns the scale that turns them back.
+fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
+    let largest = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if largest == 0.0 {
+        out.extend(std::iter::repeat_n(0, vector.len()));
+        return 0.0;
+    }
+    let scale = largest / 127.0;
+    // In range by construction: |x| / scale ≤ 127.
+    out.extend(vector.iter().map(|x| (x / scale).round() as i8));
+    scale
+}
+
+/// The dot product of a quantized tool vector and the query, summed in
+/// eight lanes so the compiler vectorizes it (a single running sum cannot
+/// be reordered).
+fn dot(tool: &[i8], query: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (tool_lanes, tool_rest) = tool.as_chunks::<8>();
+    let (query_lanes, query_rest) = query.as_chunks::<8>();
+    for (x, y) in tool_lanes.iter().zip(query_lanes) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += f32::from(*x) * y;
+        }
+    }
+    let rest: f32 = tool_rest
+        .iter()
+        .zip(query_rest)
+        .map(|(x, y)| f32::from(*x) * y)
+        .sum();
+    lanes.iter().sum::<f32>() + rest
 }
 
 /// The `limit` best of `scores`, best first, as (index, score).
@@ -310,5 +359,42 @@ impl ToolSearch for SemanticIndex {
                 score,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dot, quantize};
+
+    /// A unit vector of `n` numbers from a simple generator.
+    fn unit(n: usize, seed: u32) -> Vec<f32> {
+        let mut state = seed;
+        let raw: Vec<f32> = (0..n)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+            })
+            .collect();
+        let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt();
+        raw.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn quantized_similarity_is_within_two_thousandths_of_the_exact_one() {
+        for seed in 0..50 {
+            let (tool, query) = (unit(387, seed), unit(387, seed + 1_000));
+            let exact: f32 = tool.iter().zip(&query).map(|(a, b)| a * b).sum();
+            let mut held = Vec::new();
+            let scale = quantize(&tool, &mut held);
+            assert_eq!(held.len(), 387);
+            let quantized = dot(&held, &query) * scale;
+            assert!(
+                (exact - quantized).abs() < 0.002,
+                "seed {seed}: {exact} against {quantized}"
+            );
+        }
+        let mut held = Vec::new();
+        assert_eq!(quantize(&[0.0; 4], &mut held), 0.0);
+        assert_eq!(held, [0; 4]);
     }
 }
