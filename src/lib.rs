@@ -115,6 +115,8 @@ pub mod guide {
     pub mod registry {}
     #[doc = include_str!("../docs/providers.md")]
     pub mod providers {}
+    #[doc = include_str!("../docs/code.md")]
+    pub mod code {}
     #[doc = include_str!("../docs/testing.md")]
     pub mod testing {}
     #[doc = include_str!("../docs/ci.md")]

@@ -236,6 +236,59 @@ mod with_async_openai {
         );
         assert!(runner.revealed().contains("get_weather"));
     }
+
+    #[test]
+    fn programmatic_tool_calling_reads_and_writes_through_async_openai() {
+        use toolbox::program::{Caller, Callers, ProgramState};
+        let provider = Provider::OpenAiResponses { strict: true };
+        let mut specs = specs();
+        specs[0].callers = Callers::CODE;
+        specs[1].callers = Callers::ANY;
+        let tools = bridge::response_tools(&provider.definitions(&specs).unwrap()).unwrap();
+        // async-openai reads the callers and the hosted tool.
+        let typed = serde_json::to_value(&tools).unwrap();
+        assert_eq!(
+            typed[0]["allowed_callers"],
+            serde_json::json!(["programmatic"])
+        );
+        assert_eq!(
+            typed[1]["allowed_callers"],
+            serde_json::json!(["direct", "programmatic"])
+        );
+        assert!(matches!(tools.last(), Some(Tool::ProgrammaticToolCalling)));
+
+        let read = |name: &str| {
+            let path = format!(
+                "{}/tests/fixtures/programmatic/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            std::fs::read(path).unwrap()
+        };
+        let first = read("responses.1.json");
+        let response: Response = serde_json::from_slice(&first).unwrap();
+        let calls = bridge::response_calls(&response);
+        assert_eq!(calls, provider.parse_response(&first).unwrap());
+        assert_eq!(
+            calls[0].caller,
+            Some(Caller::Code {
+                runtime: "program".into(),
+                id: "call_Program01".into()
+            })
+        );
+        let mut state = ProgramState::default();
+        bridge::update_program_state(&mut state, &response);
+        let items = bridge::program_items(&state).unwrap();
+        assert_eq!(items.len(), 1);
+        let item = serde_json::to_value(&items[0]).unwrap();
+        assert_eq!(item["type"], "program");
+        assert_eq!(
+            item["fingerprint"],
+            "gAAAAABqYUXys6PFDtT1FnhMGvWYXprIat7-SDXMjz0lviu6Fnjl"
+        );
+        let last: Response = serde_json::from_slice(&read("responses.3.json")).unwrap();
+        bridge::update_program_state(&mut state, &last);
+        assert!(state.is_empty());
+    }
 }
 
 #[cfg(feature = "genai")]

@@ -790,3 +790,45 @@ fn the_ui_key_gives_the_tool_an_mcp_apps_view() {
         .as_ref()
         .is_some_and(|ui| ui.for_model() && ui.for_app()));
 }
+
+/// Units in stock, for code the model writes.
+#[tool(callers(code))]
+fn inventory_for_code() -> u32 {
+    42
+}
+
+/// Stock and demand, callable by the model and by its code unless a tool
+/// says otherwise.
+#[derive(Default)]
+struct Stock;
+
+#[tool_box(callers(direct, code))]
+impl Stock {
+    /// Units requested.
+    #[tool]
+    fn demand(&self) -> u32 {
+        31
+    }
+
+    /// Cancels an order: the model's decision alone.
+    #[tool(callers(direct))]
+    fn cancel(&self) -> String {
+        "cancelled".to_owned()
+    }
+}
+
+#[test]
+fn the_callers_key_says_who_may_call_a_tool() {
+    use toolbox::program::Callers;
+    assert_eq!(
+        spec(&InventoryForCodeTool, "inventory_for_code").callers,
+        Callers::CODE
+    );
+    assert_eq!(spec(&Stock, "demand").callers, Callers::ANY);
+    assert_eq!(spec(&Stock, "cancel").callers, Callers::DIRECT);
+    // A tool without the key is the model's alone.
+    assert_eq!(
+        spec(&WeatherWithCardTool, "weather_with_card").callers,
+        Callers::DIRECT
+    );
+}

@@ -13,6 +13,10 @@
 //!   go to [`TurnRunner::run`](toolbox_core::turn::TurnRunner::run) as they are.
 //! - Results: the typed messages that carry them back: [`chat_messages`],
 //!   [`response_items`].
+//! - Programmatic tool calling: each call's caller is read
+//!   ([`ToolCall::caller`]); [`update_program_state`] keeps the running
+//!   programs of a typed response and [`program_items`] gives their
+//!   `program` items (with their `fingerprint`) to send back.
 //!
 //! ```
 //! use async_openai::types::chat::{ChatCompletionTools, CreateChatCompletionResponse};
@@ -56,8 +60,9 @@ use async_openai::types::chat::{
     ChatCompletionMessageToolCalls, ChatCompletionRequestMessage, ChatCompletionTools,
     CreateChatCompletionResponse,
 };
-use async_openai::types::responses::{InputItem, OutputItem, Response, Tool};
+use async_openai::types::responses::{InputItem, OutputItem, Response, Tool, ToolCallCaller};
 use toolbox_core::args::ToolCall;
+use toolbox_core::program::{Caller, ProgramState};
 use toolbox_core::provider::{Answered, Provider};
 use toolbox_core::serde_json::{self, Value};
 
@@ -126,10 +131,18 @@ pub fn response_calls(response: &Response) -> Vec<ToolCall> {
         .output
         .iter()
         .filter_map(|item| match item {
-            OutputItem::FunctionCall(call) => Some(
-                ToolCall::new(call.name.as_str(), call.arguments.as_str())
-                    .with_id(call.call_id.as_str()),
-            ),
+            OutputItem::FunctionCall(call) => {
+                let mut read = ToolCall::new(call.name.as_str(), call.arguments.as_str())
+                    .with_id(call.call_id.as_str());
+                read.caller = call.caller.as_ref().map(|caller| match caller {
+                    ToolCallCaller::Direct => Caller::Direct,
+                    ToolCallCaller::Program(program) => Caller::Code {
+                        runtime: "program".to_owned(),
+                        id: program.caller_id.clone(),
+                    },
+                });
+                Some(read)
+            }
             // Rare and small: read as toolbox reads it, so it is marked
             // for the `tool_search_output` its answer goes back as.
             OutputItem::ToolSearchCall(_) => serde_json::to_value(item)
@@ -174,6 +187,37 @@ pub fn response_items<R: Answered>(results: &[R]) -> Result<Vec<InputItem>, Brid
     each(
         &Value::Array(items),
         "input",
+        "async_openai::types::responses::InputItem",
+    )
+}
+
+/// Reads what a typed Responses response asks the next request to carry:
+/// its new `program` items; a program whose `program_output` came has
+/// ended (see [`ProgramState::update`]).
+pub fn update_program_state(state: &mut ProgramState, response: &Response) {
+    let items: Vec<Value> = response
+        .output
+        .iter()
+        .filter(|item| matches!(item, OutputItem::Program(_) | OutputItem::ProgramOutput(_)))
+        .filter_map(|item| serde_json::to_value(item).ok())
+        .collect();
+    state.update(
+        Provider::OpenAiResponses { strict: true },
+        &Value::Array(items),
+    );
+}
+
+/// The `program` items of the programs still running, as input items to
+/// send back before their calls (a request without them cannot go on with
+/// the program: its `fingerprint` is what the provider replays).
+///
+/// # Errors
+/// [`BridgeError::Convert`] when an item does not read as async-openai's
+/// [`InputItem`].
+pub fn program_items(state: &ProgramState) -> Result<Vec<InputItem>, BridgeError> {
+    each(
+        &Value::Array(state.programs.clone()),
+        "programs",
         "async_openai::types::responses::InputItem",
     )
 }

@@ -35,6 +35,7 @@
 
 pub mod args;
 pub mod boxes;
+mod callers;
 pub mod catalog;
 mod content;
 mod context;
@@ -63,6 +64,7 @@ pub mod macro_support {
 /// without depending on them yourself.
 pub use {schemars, serde, serde_json};
 mod private;
+pub mod program;
 mod response;
 pub mod schema;
 mod span;

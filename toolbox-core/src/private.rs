@@ -209,6 +209,7 @@ pub fn specification(
         deferred: false,
         examples: Vec::new(),
         ui: None,
+        callers: crate::callers::Callers::DIRECT,
     }
 }
 
@@ -221,6 +222,17 @@ pub fn with_extras(
 ) -> ToolSpecification {
     spec.deferred = defer;
     spec.examples = examples;
+    spec
+}
+
+/// A generated specification with `#[tool(callers(..))]` (or the box's).
+pub fn with_callers(mut spec: ToolSpecification, direct: bool, code: bool) -> ToolSpecification {
+    let names = [(direct, "direct"), (code, "code")];
+    if let Ok(callers) =
+        crate::callers::Callers::from_names(names.iter().filter(|(on, _)| *on).map(|(_, n)| *n))
+    {
+        spec.callers = callers;
+    }
     spec
 }
 

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::callers::Callers;
+
 /// One tool as the model sees it: its name, what it does, and the JSON Schema
 /// of its arguments.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +42,10 @@ pub struct ToolSpecification {
     /// never offered to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<ToolUi>,
+    /// Who may call the tool: the model directly (the default), code the
+    /// model wrote, or both (see [`program`](crate::program)).
+    #[serde(default, skip_serializing_if = "Callers::is_direct_only")]
+    pub callers: Callers,
 }
 
 /// A tool's MCP Apps metadata (`_meta.ui` of the
@@ -157,6 +163,7 @@ impl ToolSpecification {
             deferred: false,
             examples: Vec::new(),
             ui: None,
+            callers: Callers::DIRECT,
         }
     }
 
@@ -164,6 +171,12 @@ impl ToolSpecification {
     /// tool whose visibility leaves the model out.
     pub fn for_model(&self) -> bool {
         self.ui.as_ref().is_none_or(ToolUi::for_model)
+    }
+
+    /// Sets who may call the tool (see [`program`](crate::program)).
+    pub fn with_callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
+        self
     }
 
     /// Sets the MCP Apps metadata.

@@ -13,6 +13,7 @@ use tokio::sync::Semaphore;
 
 use crate::{
     args::ToolCall,
+    callers::Caller,
     catalog::{Catalog, Revealed},
     context::Context,
     dispatch::BoxFuture,
@@ -345,6 +346,25 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     settled[index] =
                         Some((self.refuse(&outcome.call, error, &slots[index].ctx), None));
                 }
+            }
+        }
+        // A call from a caller the tool does not allow ends here: the
+        // provider was told who may call it, and a payload that says
+        // otherwise does not run it.
+        for (index, (outcome, slot)) in answered.iter().zip(&slots).enumerate() {
+            let Some(spec) = &slot.spec else { continue };
+            if settled[index].is_none() && !spec.callers.allow(outcome.call.caller.as_ref()) {
+                let error = ToolError::failed(match outcome.call.caller {
+                    Some(Caller::Code { .. }) => format!(
+                        "tool `{}` may not be called from code: call it directly",
+                        outcome.call.name
+                    ),
+                    _ => format!(
+                        "tool `{}` may be called only from code the model writes, not directly",
+                        outcome.call.name
+                    ),
+                });
+                settled[index] = Some((self.refuse(&outcome.call, error, &slot.ctx), None));
             }
         }
         let turn = Turn {

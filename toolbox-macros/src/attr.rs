@@ -25,6 +25,8 @@ pub(crate) struct BoxArgs {
     pub check: Option<Checks>,
     /// Every tool of the box is deferred (offered once a search revealed it).
     pub defer: Flag,
+    /// Who may call the box's tools, unless a tool says: `callers(code)`.
+    pub callers: Option<Callers>,
 }
 
 /// `register = false` (not discovered) or `register = Type::constructor`.
@@ -138,6 +140,48 @@ pub(crate) struct ToolArgs {
     pub ui: Option<LitStr>,
     /// MCP Apps: callable by the view only, never offered to a model.
     pub app_only: Flag,
+    /// Who may call the tool: `callers(direct, code)`.
+    pub callers: Option<Callers>,
+}
+
+/// `callers(direct, code)`: the model directly, code the model wrote, or
+/// both.
+#[derive(Clone, Copy)]
+pub(crate) struct Callers {
+    pub direct: bool,
+    pub code: bool,
+}
+
+impl FromMeta for Callers {
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        let mut callers = Callers {
+            direct: false,
+            code: false,
+        };
+        let mut errors = darling::Error::accumulator();
+        for item in items {
+            match item {
+                NestedMeta::Meta(syn::Meta::Path(path)) if path.is_ident("direct") => {
+                    callers.direct = true;
+                }
+                NestedMeta::Meta(syn::Meta::Path(path)) if path.is_ident("code") => {
+                    callers.code = true;
+                }
+                other => errors.push(
+                    darling::Error::custom(
+                        "a tool's callers are `direct` (the model) and `code` (code the model wrote): `callers(direct, code)`",
+                    )
+                    .with_span(other),
+                ),
+            }
+        }
+        if items.is_empty() {
+            errors.push(darling::Error::custom(
+                "name who may call the tool: `callers(direct)`, `callers(code)` or `callers(direct, code)`",
+            ));
+        }
+        errors.finish_with(callers)
+    }
 }
 
 /// An example's JSON text (checked as the macro runs) or expression.
@@ -213,6 +257,8 @@ impl FromMeta for Timeout {
 /// The keys each attribute takes, for an unknown key's error (darling
 /// stops listing them past nine).
 const TOOL_KEYS: &[&str] = &[
+    "app_only",
+    "callers",
     "check",
     "crate",
     "defer",
@@ -227,6 +273,7 @@ const TOOL_KEYS: &[&str] = &[
     "register",
     "timeout",
     "title",
+    "ui",
 ];
 
 /// Reads an attribute macro's own arguments (`#[tool(…)]` on a free

@@ -200,6 +200,7 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
         name: name.clone(),
         description: container.description(),
         defer: args.defer.is_present(),
+        callers: args.callers,
     };
     match errors.finish() {
         Ok(()) => {
@@ -293,6 +294,7 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         name: tool.name.clone(),
         description: tool.description.clone(),
         defer: false,
+        callers: None,
     };
     let (errors, generated) = match errors.finish() {
         Ok(()) => {

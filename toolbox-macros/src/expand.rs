@@ -20,6 +20,8 @@ pub(crate) struct BoxTarget {
     pub description: Option<String>,
     /// `#[tool_box(defer)]`: every tool deferred.
     pub defer: bool,
+    /// `#[tool_box(callers(..))]`: who may call the tools without their own.
+    pub callers: Option<crate::attr::Callers>,
 }
 
 impl BoxTarget {
@@ -156,6 +158,7 @@ fn specification(
     args_ty: &TokenStream,
     krate: &TokenStream,
     box_defer: bool,
+    box_callers: Option<crate::attr::Callers>,
 ) -> TokenStream {
     let name = &tool.name;
     let description = tool.description.clone().unwrap_or_default();
@@ -203,6 +206,12 @@ fn specification(
         Some(uri) => {
             let app_only = tool.args.app_only.is_present();
             quote!(#krate::macro_support::with_ui(#specification, #uri, #app_only))
+        }
+        None => specification,
+    };
+    let specification = match tool.args.callers.or(box_callers) {
+        Some(crate::attr::Callers { direct, code }) => {
+            quote!(#krate::macro_support::with_callers(#specification, #direct, #code))
         }
         None => specification,
     };
@@ -410,7 +419,13 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     for tool in tools {
         let (definition, args_ty) = args_struct(tool, krate);
         structs.push(definition);
-        specs.push(specification(tool, &args_ty, krate, target.defer));
+        specs.push(specification(
+            tool,
+            &args_ty,
+            krate,
+            target.defer,
+            target.callers,
+        ));
         arms.push(dispatch_arm(tool, &args_ty, krate));
         let name = &tool.name;
         check_arms.push(

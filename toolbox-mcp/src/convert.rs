@@ -58,6 +58,7 @@ pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
             .as_ref()
             .and_then(|meta| meta.get("ui"))
             .and_then(|ui| serde_json::from_value(ui.clone()).ok()),
+        callers: toolbox_core::program::Callers::DIRECT,
     }
 }
 

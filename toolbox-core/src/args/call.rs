@@ -23,6 +23,10 @@ pub struct ToolCall {
     /// `thoughtSignature`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
+    /// Who made the call, where the provider says: the model directly, or
+    /// code it wrote (see [`program`](crate::program)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<crate::callers::Caller>,
 }
 
 impl ToolCall {
@@ -33,12 +37,19 @@ impl ToolCall {
             name: name.into(),
             arguments: arguments.into(),
             extra: None,
+            caller: None,
         }
     }
 
     /// Sets the provider's call id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
+        self
+    }
+
+    /// Sets who made the call.
+    pub fn with_caller(mut self, caller: crate::callers::Caller) -> Self {
+        self.caller = Some(caller);
         self
     }
 }

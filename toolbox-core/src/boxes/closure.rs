@@ -165,6 +165,7 @@ impl FnTool {
                 deferred: false,
                 examples: Vec::new(),
                 ui: None,
+                callers: crate::callers::Callers::DIRECT,
             },
             invoke: Arc::new(invoke),
             check: Arc::new(move |arguments| take(arguments).map(drop)),
@@ -244,6 +245,14 @@ impl FnTool {
     /// never offered to a model.
     pub fn ui(mut self, ui: crate::spec::ToolUi) -> Self {
         self.specification.ui = Some(ui);
+        self
+    }
+
+    /// Sets who may call the tool: the model directly (the default), code
+    /// the model wrote, or both (see [`program`](crate::program)). A tool
+    /// only code may call is absent from the model's direct list.
+    pub fn callers(mut self, callers: crate::callers::Callers) -> Self {
+        self.specification.callers = callers;
         self
     }
 

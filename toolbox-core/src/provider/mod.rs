@@ -28,6 +28,7 @@
 //! ```
 
 mod check;
+mod code;
 mod lower;
 mod namespaces;
 mod read;
@@ -36,16 +37,20 @@ mod tags;
 pub(crate) mod walk;
 mod write;
 
+use write::{anthropic_content, responses_output};
+
 pub use crate::dialect::Dialect;
 pub use check::{
     name_problem, request_limits, validate, validate_request, RequestLimits, Violation,
     ANTHROPIC_STRICT_LIMITS,
 };
+pub use code::{hosted, ANTHROPIC_CODE_EXECUTION};
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
 pub(crate) use namespaces::responses_tools;
 
 use serde_json::{json, Map, Value};
 
+use crate::callers::Caller;
 use crate::path::join;
 
 use crate::{args::CallArguments, args::ToolCall, response::ToolResponse, spec::ToolSpecification};
@@ -97,6 +102,15 @@ pub enum ProviderError {
         dialect: &'static str,
         /// Each limit broken, with the counts.
         problems: Vec<String>,
+    },
+    /// A tool only code may call, offered to a provider that runs no code
+    /// the model writes.
+    #[error("tool `{tool}` may be called only from code, and {provider} runs no code the model writes: offer it through a local code mode, or let the model call it directly (callers `direct` and `code`)")]
+    Caller {
+        /// The tool.
+        tool: String,
+        /// The provider's name.
+        provider: &'static str,
     },
     /// The payload does not have the provider's documented shape.
     #[error("malformed {provider} payload at `{path}`: {message}")]
@@ -188,6 +202,9 @@ impl Provider {
         if !examples.is_empty() {
             definition["input_examples"] = Value::Array(examples.to_vec());
         }
+        if let Some(callers) = code::allowed_callers(spec.callers, self) {
+            definition["allowed_callers"] = callers;
+        }
         Ok(definition)
     }
 
@@ -201,7 +218,11 @@ impl Provider {
     /// [`Catalog`](crate::catalog::Catalog)'s (the
     /// [`TurnRunner`](crate::turn::TurnRunner) builds one for a box with
     /// deferred tools). An MCP Apps tool whose visibility leaves out the
-    /// model is left out for every model provider (MCP serves it).
+    /// model is left out for every model provider (MCP serves it). Tools
+    /// code may call carry the provider's `allowed_callers`, with its code
+    /// execution tool added once (Anthropic, OpenAI Responses); a tool only
+    /// code may call is [`ProviderError::Caller`] for a provider that runs
+    /// no code (see [`program`](crate::program)).
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
         let for_model: Vec<ToolSpecification>;
         let specs = if !matches!(self, Provider::Mcp) && specs.iter().any(|s| !s.for_model()) {
@@ -210,14 +231,20 @@ impl Provider {
         } else {
             specs
         };
+        code::check_callers(self, specs)?;
+        let code = specs.iter().any(|s| s.callers.code()) && code::hosted(self);
         if matches!(self, Provider::OpenAiResponses { .. })
             && specs.iter().any(|s| s.namespace.is_some())
         {
             // Namespaced functions go inside their `namespace` tool.
             let specs: Vec<&ToolSpecification> = specs.iter().collect();
-            return namespaces::responses_tools(self, &specs).map(Value::Array);
+            let mut tools = namespaces::responses_tools(self, &specs)?;
+            if code {
+                tools.extend(code::hosted_tool(self));
+            }
+            return Ok(Value::Array(tools));
         }
-        let definitions: Vec<Value> = specs
+        let mut definitions: Vec<Value> = specs
             .iter()
             .map(|s| self.definition(s))
             .collect::<Result<_, _>>()?;
@@ -234,6 +261,9 @@ impl Provider {
                     problems,
                 });
             }
+        }
+        if code {
+            definitions.extend(code::hosted_tool(self));
         }
         Ok(match self {
             Provider::Gemini | Provider::GeminiLegacy => {
@@ -335,6 +365,7 @@ impl Provider {
                             name,
                             arguments: take_arguments(function.get("arguments")),
                             extra: None,
+                            caller: None,
                         })
                     })
                     .collect()
@@ -365,6 +396,7 @@ impl Provider {
                                 extra: Some(
                                     json!({"type": "tool_search_call", "execution": "client"}),
                                 ),
+                                caller: None,
                             });
                         }
                         Ok(ToolCall {
@@ -372,6 +404,7 @@ impl Provider {
                             name: reader.string(item, "name", &path)?,
                             arguments: take_arguments(item.get("arguments")),
                             extra: None,
+                            caller: item.get("caller").and_then(Caller::from_wire),
                         })
                     })
                     .collect()
@@ -391,6 +424,7 @@ impl Provider {
                             name: reader.string(block, "name", &path)?,
                             arguments: take_arguments(block.get("input")),
                             extra: None,
+                            caller: block.get("caller").and_then(Caller::from_wire),
                         })
                     })
                     .collect()
@@ -428,6 +462,7 @@ impl Provider {
                             extra: part
                                 .get("thoughtSignature")
                                 .map(|s| json!({"thoughtSignature": s})),
+                            caller: None,
                         })
                     })
                     .collect()
@@ -439,6 +474,7 @@ impl Provider {
                     name: reader.string(params, "name", "params")?,
                     arguments: take_arguments(params.get("arguments")),
                     extra: None,
+                    caller: None,
                 }])
             }
         }
@@ -669,16 +705,6 @@ fn described_with_examples(spec: &ToolSpecification) -> String {
     description
 }
 
-/// Whether a response has an image among its parts (what Anthropic and
-/// OpenAI Responses can show a model).
-fn has_image(response: &ToolResponse) -> bool {
-    response.content_blocks().is_some_and(|blocks| {
-        blocks
-            .iter()
-            .any(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-    })
-}
-
 /// A call with its response, as result messages are built from: a
 /// `(ToolCall, ToolResponse)` pair or a [`CallOutcome`](crate::turn::CallOutcome).
 pub trait Answered {
@@ -709,41 +735,6 @@ fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
         map.insert(key.to_owned(), value);
     }
     Value::Object(map)
-}
-
-fn anthropic_content(response: &ToolResponse) -> Value {
-    if !has_image(response) {
-        return Value::String(response.content.clone());
-    }
-    let blocks: Vec<Value> = response
-        .parts()
-        .into_iter()
-        .map(|part| match part {
-            crate::content::Content::Image { data, mime_type } => json!({"type": "image",
-                "source": {"type": "base64", "media_type": mime_type, "data": data}}),
-            other => json!({"type": "text", "text": other.as_model_text()}),
-        })
-        .collect();
-    Value::Array(blocks)
-}
-
-/// An OpenAI Responses `function_call_output`'s output: the text, or with
-/// images `input_text` and `input_image` items in order.
-fn responses_output(response: &ToolResponse) -> Value {
-    if !has_image(response) {
-        return Value::String(response.content.clone());
-    }
-    let items: Vec<Value> = response
-        .parts()
-        .into_iter()
-        .map(|part| match part {
-            crate::content::Content::Image { data, mime_type } => {
-                json!({"type": "input_image", "image_url": format!("data:{mime_type};base64,{data}")})
-            }
-            other => json!({"type": "input_text", "text": other.as_model_text()}),
-        })
-        .collect();
-    Value::Array(items)
 }
 
 /// Gemini's model turn for these calls, `thoughtSignature`s included: what

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::Provider;
 use crate::args::{string_text, CallArguments, ToolCall};
+use crate::callers::Caller;
 
 /// A call's arguments from their raw JSON: an object as its text (the
 /// intake's fast path), a JSON string as the text it holds; anything else
@@ -52,6 +53,16 @@ fn id(raw: Option<&RawValue>) -> Option<Option<String>> {
         Value::String(text) => Some(Some(text)),
         other => Some(Some(other.to_string())),
     }
+}
+
+/// A call's `caller` as the general path reads it (absent or `null` as
+/// none); `None` when it is not JSON the general path can read.
+fn caller(raw: Option<&RawValue>) -> Option<Option<Caller>> {
+    let Some(raw) = raw else {
+        return Some(None);
+    };
+    let value: Value = serde_json::from_str(raw.get()).ok()?;
+    Some(Caller::from_wire(&value))
 }
 
 /// A JSON object read as `T`: derived structs also take an array of their
@@ -166,6 +177,8 @@ struct ResponsesItem<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    caller: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -184,6 +197,8 @@ struct AnthropicBlock<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    caller: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +260,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                     name: call.function.0.name.into_owned(),
                     arguments: text(call.function.0.arguments)?,
                     extra: None,
+                    caller: None,
                 });
             }
             Some(calls)
@@ -271,6 +287,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                         name: item.name?.into_owned(),
                         arguments: text(item.arguments)?,
                         extra: None,
+                        caller: caller(item.caller)?,
                     });
                 }
             }
@@ -286,6 +303,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                         name: block.name?.into_owned(),
                         arguments: arguments(block.input)?,
                         extra: None,
+                        caller: caller(block.caller)?,
                     });
                 }
             }
@@ -311,6 +329,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                     name: call.name.into_owned(),
                     arguments: arguments(call.args)?,
                     extra,
+                    caller: None,
                 });
             }
             Some(calls)

@@ -5,9 +5,10 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::{anthropic_content, has_image, responses_output, Answered, Provider};
+use super::{Answered, Provider};
+use crate::content::Content;
 use crate::{args::ToolCall, response::ToolResponse};
 
 /// A text, or the value a response with images becomes.
@@ -195,4 +196,49 @@ fn write<R: Answered>(
         }
         Provider::Mcp => serde_json::to_writer(out, &provider.result_messages(results)),
     }
+}
+
+/// Whether a response has an image among its parts (what Anthropic and
+/// OpenAI Responses can show a model).
+fn has_image(response: &ToolResponse) -> bool {
+    response.content_blocks().is_some_and(|blocks| {
+        blocks
+            .iter()
+            .any(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+    })
+}
+
+pub(super) fn anthropic_content(response: &ToolResponse) -> Value {
+    if !has_image(response) {
+        return Value::String(response.content.clone());
+    }
+    let blocks: Vec<Value> = response
+        .parts()
+        .into_iter()
+        .map(|part| match part {
+            Content::Image { data, mime_type } => json!({"type": "image",
+                "source": {"type": "base64", "media_type": mime_type, "data": data}}),
+            other => json!({"type": "text", "text": other.as_model_text()}),
+        })
+        .collect();
+    Value::Array(blocks)
+}
+
+/// An OpenAI Responses `function_call_output`'s output: the text, or with
+/// images `input_text` and `input_image` items in order.
+pub(super) fn responses_output(response: &ToolResponse) -> Value {
+    if !has_image(response) {
+        return Value::String(response.content.clone());
+    }
+    let items: Vec<Value> = response
+        .parts()
+        .into_iter()
+        .map(|part| match part {
+            Content::Image { data, mime_type } => {
+                json!({"type": "input_image", "image_url": format!("data:{mime_type};base64,{data}")})
+            }
+            other => json!({"type": "input_text", "text": other.as_model_text()}),
+        })
+        .collect();
+    Value::Array(items)
 }
