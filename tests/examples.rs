@@ -295,6 +295,27 @@ fn bridge_async_openai_runs_a_typed_response_through_the_turn() {
     has(&out, "call_def -> 42");
 }
 
+#[cfg(feature = "code-mode")]
+#[test]
+fn code_mode_solves_the_ten_step_task_in_one_run_with_less_input() {
+    let out = run("code_mode");
+    assert!(
+        out.contains("direct: 5 model turns, 10 tool calls, "),
+        "{out}"
+    );
+    assert!(
+        out.contains("code mode: 2 model turns, 1 run_code call, "),
+        "{out}"
+    );
+    has(
+        &out,
+        r#"run_code -> {"short":[{"warehouse":"wh_north","units":280},{"warehouse":"wh_east","units":220}],"orders":["po_wh_north_280","po_wh_east_220"]}"#,
+    );
+    has(&out, "approvals asked: 4 (two reorders, each way)");
+    let share = figure(&out, "code mode input:");
+    assert!(share < 50.0, "code mode used {share}% of the direct input");
+}
+
 #[cfg(feature = "genai")]
 #[test]
 fn bridge_genai_runs_the_calls_genai_read() {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::callers::Caller;
 use crate::dispatch::DispatchResult;
 use crate::{args::Arguments, error::ToolError, error::ToolErrorKind, response::ToolResponse};
 
@@ -19,6 +20,9 @@ pub struct ToolStart<'a> {
     pub call_id: Option<&'a str>,
     /// The arguments as the caller sent them (a value or JSON text).
     pub arguments: Arguments<'a>,
+    /// Who made the call, when known: code the model wrote (a provider's
+    /// code execution, a local code mode) or the model directly.
+    pub caller: Option<&'a Caller>,
 }
 
 /// A call returned a result.

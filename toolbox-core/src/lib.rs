@@ -37,6 +37,7 @@ pub mod args;
 pub mod boxes;
 mod callers;
 pub mod catalog;
+pub mod code;
 mod content;
 mod context;
 mod dialect;

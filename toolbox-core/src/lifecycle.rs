@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tracing::Span;
 
+use crate::callers::Caller;
 use crate::dispatch::into_response;
 use crate::dispatch::{BoxFuture, DispatchResult};
 use crate::handler::ToolStart;
@@ -107,8 +108,14 @@ impl<B: ToolBox + ?Sized> Future for Call<'_, B> {
             return Poll::Ready(into_response(Err(ToolError::Cancelled)));
         }
         dispatch_caught(toolbox, name, arguments, ctx).respond_or(|dispatch| {
-            let observation =
-                Observation::start(handler, name, ctx.call_id(), arguments, Span::none());
+            let observation = Observation::start(
+                handler,
+                name,
+                ctx.call_id(),
+                arguments,
+                ctx.extension::<Caller>(),
+                Span::none(),
+            );
             this.pending(observation, dispatch, ctx, cx)
         })
     }
@@ -129,7 +136,14 @@ impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
     ) -> Poll<ToolResponse> {
         let call_id = ctx.call_id();
         let span = crate::span::execute_tool(name, call_id);
-        let observation = Observation::start(handler, name, call_id, arguments, span);
+        let observation = Observation::start(
+            handler,
+            name,
+            call_id,
+            arguments,
+            ctx.extension::<Caller>(),
+            span,
+        );
         let result = if ctx.is_cancelled() {
             Ok(Err(ToolError::Cancelled))
         } else {
@@ -207,12 +221,14 @@ impl<'a> Observation<'a> {
         name: &'a str,
         call_id: Option<&'a str>,
         arguments: Arguments<'a>,
+        caller: Option<&'a Caller>,
         span: Span,
     ) -> Self {
         handler.started(&ToolStart {
             name,
             call_id,
             arguments,
+            caller,
         });
         Observation {
             handler,
@@ -300,7 +316,15 @@ pub(crate) fn answered(
     } else {
         Span::none()
     };
-    Observation::start(handler, name, ctx.call_id(), arguments, span).finish(result)
+    Observation::start(
+        handler,
+        name,
+        ctx.call_id(),
+        arguments,
+        ctx.extension::<Caller>(),
+        span,
+    )
+    .finish(result)
 }
 
 /// Starts a raw dispatch inside `span` with panics caught: the result when

@@ -133,6 +133,8 @@ pub struct TurnRunner<'a, B: ?Sized> {
     /// tools given none.
     built: std::sync::OnceLock<Option<Catalog>>,
     revealed: Mutex<Revealed>,
+    /// Every caller may call every tool (a local code mode).
+    any_caller: bool,
 }
 
 /// How many calls one turn runs by default; see [`TurnRunner::max_calls`].
@@ -151,6 +153,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             catalog: None,
             built: std::sync::OnceLock::new(),
             revealed: Mutex::new(Revealed::new()),
+            any_caller: false,
         }
     }
 
@@ -274,6 +277,22 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         self
     }
 
+    /// Lets every caller call every tool, whatever its
+    /// [`Callers`](crate::program::Callers): for a local code mode, whose
+    /// application put the whole box behind code.
+    #[cfg(feature = "code-mode")]
+    pub(crate) fn any_caller(mut self) -> Self {
+        self.any_caller = true;
+        self
+    }
+
+    /// The approval hook, shared.
+    #[cfg(feature = "code-mode")]
+    pub(crate) fn approval_shared(mut self, approval: Option<Arc<dyn Approval>>) -> Self {
+        self.approval = approval;
+        self
+    }
+
     /// Runs `calls` and returns one outcome per call, in order.
     pub async fn run(&self, calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
         // Each call moves once, into its outcome, whose response is set
@@ -353,7 +372,10 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         // otherwise does not run it.
         for (index, (outcome, slot)) in answered.iter().zip(&slots).enumerate() {
             let Some(spec) = &slot.spec else { continue };
-            if settled[index].is_none() && !spec.callers.allow(outcome.call.caller.as_ref()) {
+            if settled[index].is_none()
+                && !self.any_caller
+                && !spec.callers.allow(outcome.call.caller.as_ref())
+            {
                 let error = ToolError::failed(match outcome.call.caller {
                     Some(Caller::Code { .. }) => format!(
                         "tool `{}` may not be called from code: call it directly",
@@ -619,9 +641,14 @@ struct Slot<'a> {
 
 /// The context of one call: the turn's, with the call's id.
 fn call_context(call: &ToolCall, ctx: &Context) -> Context {
-    match &call.id {
+    let ctx = match &call.id {
         Some(id) => ctx.for_call(id),
         None => ctx.clone(),
+    };
+    // Who made the call, for the handler's events and the tool itself.
+    match &call.caller {
+        Some(caller) => ctx.with_extension(caller.clone()),
+        None => ctx,
     }
 }
 

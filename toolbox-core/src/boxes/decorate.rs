@@ -140,6 +140,7 @@ impl<B: ToolBox> ToolBox for ObservedToolBox<B> {
                 name,
                 ctx.call_id(),
                 arguments,
+                ctx.extension::<crate::callers::Caller>(),
                 tracing::Span::none(),
             );
             let result = crate::lifecycle::guarded(&self.inner, name, arguments, ctx).await;

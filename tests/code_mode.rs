@@ -1,0 +1,366 @@
+//! The local code mode (feature `code-mode`): a script's tool calls pass
+//! the lifecycle and the approval hook, its limits end it with clear
+//! errors and leave the box usable, and it has no ambient I/O.
+#![cfg(feature = "code-mode")]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use toolbox::code::{CodeMode, Limits, CODE_MODE_RUNTIME, RUN_CODE};
+use toolbox::program::Caller;
+use toolbox::turn::Decision;
+use toolbox::{tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolResponse};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Account {
+    /// The account's id, `acc_` and digits.
+    account: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Transfer {
+    from: String,
+    to: String,
+    /// Cents, positive.
+    cents: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+fn bank(ran: &Arc<Mutex<Vec<String>>>) -> FnToolBox {
+    let log = |ran: &Arc<Mutex<Vec<String>>>| {
+        let ran = ran.clone();
+        move |what: String| ran.lock().unwrap().push(what)
+    };
+    let (a, b, c, d) = (log(ran), log(ran), log(ran), log(ran));
+    FnToolBox::new([
+        tool_fn(
+            "balance",
+            "An account's balance in cents.",
+            move |p: Account| {
+                a(format!("balance {}", p.account));
+                async move { json!({"account": p.account, "cents": 12_500}) }
+            },
+        )
+        .read_only(),
+        tool_fn(
+            "transfer",
+            "Moves money between accounts.",
+            move |p: Transfer| {
+                b(format!("transfer {}", p.cents));
+                async move { format!("moved {} from {} to {}", p.cents, p.from, p.to) }
+            },
+        )
+        .destructive(),
+        tool_fn(
+            "close_account",
+            "Closes an account for good.",
+            move |p: Account| {
+                c(format!("close {}", p.account));
+                async move { "closed" }
+            },
+        )
+        .destructive(),
+        tool_fn("ping", "Answers pong.", move |_: Nothing| {
+            d("ping".to_owned());
+            async move { "pong" }
+        })
+        .read_only(),
+        tool_fn("boom", "Always panics.", |_: Nothing| async move {
+            if true {
+                panic!("the tool broke");
+            }
+            "never"
+        }),
+    ])
+    .unwrap()
+}
+
+struct Seen {
+    starts: AtomicUsize,
+    ends: AtomicUsize,
+    callers: Mutex<Vec<Option<Caller>>>,
+}
+
+fn observed() -> (Arc<Seen>, ToolHandler) {
+    let seen = Arc::new(Seen {
+        starts: AtomicUsize::new(0),
+        ends: AtomicUsize::new(0),
+        callers: Mutex::new(Vec::new()),
+    });
+    let (s, o, e) = (seen.clone(), seen.clone(), seen.clone());
+    let handler = ToolHandler::empty()
+        .on_start(move |event| {
+            s.starts.fetch_add(1, Ordering::SeqCst);
+            s.callers.lock().unwrap().push(event.caller.cloned());
+        })
+        .on_success(move |_| {
+            o.ends.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_error(move |_| {
+            e.ends.fetch_add(1, Ordering::SeqCst);
+        });
+    (seen, handler)
+}
+
+async fn run(code: &CodeMode<FnToolBox>, script: &str) -> ToolResponse {
+    let arguments = json!({ "code": script });
+    code.call(
+        RUN_CODE,
+        &arguments,
+        &Context::new().with_call_id("call_run"),
+        &ToolHandler::empty(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_scripts_calls_keep_the_lifecycle_and_the_approval_hook() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let (seen, handler) = observed();
+    let hook_log = asked.clone();
+    let code = CodeMode::new(bank(&ran))
+        .handler(handler)
+        .approval(move |request| {
+            let hook_log = hook_log.clone();
+            async move {
+                hook_log.lock().unwrap().push(request.call.name.clone());
+                if request.call.name == "close_account" {
+                    Decision::Reject {
+                        reason: "closing accounts needs a human".into(),
+                    }
+                } else {
+                    Decision::Approve
+                }
+            }
+        });
+    let answer = run(
+        &code,
+        r#"
+        const notes = [];
+        try {
+            await tools.transfer({ from: "acc_1", to: "acc_2", cents: "a lot" });
+        } catch (e) { notes.push("bad: " + e.message); }
+        notes.push(await tools.transfer({ from: "acc_1", to: "acc_2", cents: 500 }));
+        try {
+            await tools.close_account({ account: "acc_1" });
+        } catch (e) { notes.push("refused: " + e.message); }
+        try { await tools.boom({}); } catch (e) { notes.push("panic: " + e.message); }
+        const b = await tools.balance({ account: "acc_2" });
+        notes.push(b.cents);
+        return notes;
+    "#,
+    )
+    .await;
+    assert!(!answer.is_error, "{}", answer.content);
+    let notes: Vec<serde_json::Value> = serde_json::from_str(&answer.content).unwrap();
+    assert!(
+        notes[0].as_str().unwrap().starts_with("bad: ")
+            && notes[0].as_str().unwrap().contains("cents"),
+        "{notes:?}"
+    );
+    assert_eq!(notes[1], "moved 500 from acc_1 to acc_2");
+    assert!(
+        notes[2]
+            .as_str()
+            .unwrap()
+            .contains("closing accounts needs a human"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[3].as_str().unwrap().starts_with("panic: "),
+        "{notes:?}"
+    );
+    assert_eq!(notes[4], 12_500);
+    // The tools that ran: the approved transfer and the balance; neither
+    // the bad call, the refused close nor anything twice.
+    assert_eq!(
+        *ran.lock().unwrap(),
+        ["transfer 500", "balance acc_2"].map(String::from)
+    );
+    // The hook: once per call it gates (a call whose arguments fail is
+    // not asked about).
+    assert_eq!(
+        *asked.lock().unwrap(),
+        ["transfer", "close_account", "boom", "balance"].map(String::from)
+    );
+    // One end per start, each start with the code caller.
+    let starts = seen.starts.load(Ordering::SeqCst);
+    assert_eq!(starts, seen.ends.load(Ordering::SeqCst));
+    assert!(starts >= 4, "{starts}");
+    for caller in seen.callers.lock().unwrap().iter() {
+        assert_eq!(
+            caller.as_ref(),
+            Some(&Caller::Code {
+                runtime: CODE_MODE_RUNTIME.into(),
+                id: "call_run".into()
+            })
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_approval_stops_the_run_before_anything_after_it() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran)).approval(|request| async move {
+        if request.destructive() {
+            Decision::Defer
+        } else {
+            Decision::Approve
+        }
+    });
+    let answer = run(
+        &code,
+        r#"
+        await tools.ping({});
+        try { await tools.transfer({ from: "a", to: "b", cents: 1 }); } catch (e) {}
+        await tools.ping({});
+        return "done";
+    "#,
+    )
+    .await;
+    assert!(answer.is_error);
+    assert!(
+        answer.content.contains("`transfer`") && answer.content.contains("approval"),
+        "{}",
+        answer.content
+    );
+    assert_eq!(*ran.lock().unwrap(), ["ping"].map(String::from));
+}
+
+#[tokio::test]
+async fn each_limit_ends_the_run_with_its_own_error_and_the_box_stays_usable() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran)).limits(Limits {
+        time: Duration::from_millis(500),
+        memory: 16 << 20,
+        output: 1_000,
+        ..Limits::default()
+    });
+    let cases = [
+        ("while (true) {}", "time limit of 500 ms"),
+        (
+            "const a = []; while (true) a.push(new Array(100000).fill(1));",
+            "memory limit",
+        ),
+        ("const f = (n) => f(n + 1) + 1; return f(0);", "stack limit"),
+        (
+            "for (let i = 0; i < 10000; i++) { try { await tools.ping({}); } catch (e) {} } return 1;",
+            "more than 100 tool calls",
+        ),
+        ("return 'x'.repeat(5000);", "over its limit of 1000"),
+        ("throw new Error('my own failure');", "my own failure"),
+    ];
+    for (script, expected) in cases {
+        let answer = run(&code, script).await;
+        assert!(answer.is_error, "{script}: {}", answer.content);
+        assert!(
+            answer.content.contains(expected),
+            "{script}: {}",
+            answer.content
+        );
+        // Usable after each.
+        let again = run(&code, "return (await tools.ping({})) + '!';").await;
+        assert_eq!(again.content, "pong!", "after {script}");
+    }
+    // The 10,000-call loop ran exactly the limit's worth of calls.
+    let pings = ran.lock().unwrap().iter().filter(|r| *r == "ping").count();
+    assert_eq!(pings, 100 + cases.len());
+}
+
+#[tokio::test]
+async fn a_script_reaches_no_file_socket_environment_or_clock() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let answer = run(
+        &code,
+        r#"
+        const tries = {
+            require: () => require("fs").readFileSync("/etc/passwd"),
+            fetch: () => fetch("http://127.0.0.1:1/"),
+            socket: () => new WebSocket("ws://127.0.0.1:1/"),
+            xhr: () => new XMLHttpRequest(),
+            std: () => std.loadFile("/etc/passwd"),
+            os: () => os.getenv("HOME"),
+            process: () => process.env.HOME,
+            now: () => Date.now(),
+            date: () => new Date(),
+            date_call: () => Date(),
+        };
+        const out = {};
+        for (const [name, attempt] of Object.entries(tries)) {
+            try { attempt(); out[name] = "allowed"; } catch (e) { out[name] = String(e.message || e); }
+        }
+        try { await import("fs"); out.import = "allowed"; } catch (e) { out.import = String(e.message || e); }
+        out.fixed_date = new Date(0).toISOString();
+        return out;
+    "#,
+    )
+    .await;
+    assert!(!answer.is_error, "{}", answer.content);
+    let out: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&answer.content).unwrap();
+    for (name, result) in &out {
+        if name == "fixed_date" {
+            continue;
+        }
+        assert_ne!(result, "allowed", "{name} was reachable: {out:?}");
+    }
+    assert!(out["now"].as_str().unwrap().contains("no clock"), "{out:?}");
+    assert!(
+        out["date"].as_str().unwrap().contains("no clock"),
+        "{out:?}"
+    );
+    // A date the script is given still works.
+    assert_eq!(out["fixed_date"], "1970-01-01T00:00:00.000Z");
+}
+
+#[tokio::test]
+async fn run_code_declares_every_tool_in_typescript_and_logs_come_back() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let specs = code.specifications(&Context::new());
+    assert_eq!(specs.len(), 1);
+    let description = &specs[0].description;
+    for expected in [
+        "declare const tools: {",
+        "/** An account's balance in cents. */",
+        "balance(input: { /** The account's id, `acc_` and digits. */ account: string; }): unknown;",
+        "transfer(input: { from: string; to: string; /** Cents, positive. */ cents: number; }): unknown;",
+        "ping(input?: {}): unknown;",
+    ] {
+        assert!(description.contains(expected), "{expected}\n{description}");
+    }
+    let answer = run(
+        &code,
+        "console.log('checking', 2); return await tools.ping();",
+    )
+    .await;
+    assert_eq!(answer.content, "checking 2\npong");
+    // A name the box does not have is not a function in the sandbox, and
+    // the bad input to run_code itself is an argument error.
+    let answer = run(&code, "return await tools.nope({});").await;
+    assert!(
+        answer.is_error && answer.content.contains("not a function"),
+        "{}",
+        answer.content
+    );
+    let bad = code
+        .call(
+            RUN_CODE,
+            &json!({"script": "1"}),
+            &Context::new(),
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert!(
+        bad.is_error && bad.content.contains("code"),
+        "{}",
+        bad.content
+    );
+}
