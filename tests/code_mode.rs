@@ -364,3 +364,50 @@ async fn run_code_declares_every_tool_in_typescript_and_logs_come_back() {
         bad.content
     );
 }
+
+#[tokio::test]
+async fn deferred_tools_are_found_with_search_inside_the_sandbox_and_called() {
+    let tools = FnToolBox::new([
+        tool_fn("ping", "Answers pong.", |_: Nothing| async move { "pong" }).read_only(),
+        tool_fn(
+            "refund_order",
+            "Refunds a customer's order in full, back to the card it was paid with.",
+            |a: Account| async move { format!("refunded {}", a.account) },
+        )
+        .defer(),
+    ])
+    .unwrap();
+    let code = CodeMode::new(tools);
+    let description = code.specifications(&Context::new()).remove(0).description;
+    assert!(
+        !description.contains("refund_order("),
+        "a deferred tool is not declared up front: {description}"
+    );
+    assert!(
+        description.contains("declare function search(query: string)"),
+        "{description}"
+    );
+    let answer = run_on(
+        &code,
+        r#"
+        const hits = search("refund a customer's order");
+        const hit = hits.find((h) => h.name === "refund_order");
+        if (!hit) return "not found: " + JSON.stringify(hits);
+        const said = await tools[hit.name]({ account: "ord_7" });
+        return [hit.declaration, said];
+    "#,
+    )
+    .await;
+    let out: Vec<String> = serde_json::from_str(&answer.content).expect(&answer.content);
+    assert!(
+        out[0].contains("refund_order(input: {") && out[0].contains("Refunds a customer's order"),
+        "{out:?}"
+    );
+    assert_eq!(out[1], "refunded ord_7");
+}
+
+async fn run_on<B: ToolBox>(code: &CodeMode<B>, script: &str) -> ToolResponse {
+    let arguments = json!({ "code": script });
+    code.call(RUN_CODE, &arguments, &Context::new(), &ToolHandler::empty())
+        .await
+}

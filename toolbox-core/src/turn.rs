@@ -277,12 +277,14 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         self
     }
 
-    /// Lets every caller call every tool, whatever its
-    /// [`Callers`](crate::program::Callers): for a local code mode, whose
-    /// application put the whole box behind code.
+    /// Runs the calls of a local code mode, whose application put the
+    /// whole box behind code: every caller may call every tool, whatever
+    /// its [`Callers`](crate::program::Callers), and a deferred tool needs
+    /// no search first (the script found it with its own).
     #[cfg(feature = "code-mode")]
-    pub(crate) fn any_caller(mut self) -> Self {
+    pub(crate) fn inside_code(mut self) -> Self {
         self.any_caller = true;
+        let _ = self.built.set(None);
         self
     }
 

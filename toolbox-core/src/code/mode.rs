@@ -234,7 +234,7 @@ bytes of answer.\n\n```ts\n{}",
         let runner = TurnRunner::new(&self.toolbox)
             .handler(self.handler.clone())
             .approval_shared(self.approval.clone())
-            .any_caller();
+            .inside_code();
         let run_id = ctx.call_id().unwrap_or("run").to_owned();
         let mut calls = 0usize;
         let mut ended: Option<String> = None;
