@@ -16,6 +16,7 @@
 //!
 //! Only rmcp speaks the protocol: no JSON-RPC is written here.
 
+pub mod apps;
 pub mod auth;
 pub mod client;
 mod connection;

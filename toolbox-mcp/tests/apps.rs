@@ -4,12 +4,31 @@
 
 use std::time::Duration;
 
+use rmcp::model::ReadResourceRequestParams;
+use rmcp::ServiceExt;
 use serde_json::json;
 use toolbox_core::provider::Provider;
 use toolbox_core::{
     tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolSpecification, ToolUi,
 };
+use toolbox_mcp::apps::UiResource;
 use toolbox_mcp::{serve_http, McpServer, McpToolBox};
+
+const CARD_HTML: &str =
+    "<!doctype html><html><body><div id=card></div><script>/* the view */</script></body></html>";
+
+/// The weather card's view, as the server registers it.
+fn card_view() -> UiResource {
+    UiResource::new("ui://weather/card", CARD_HTML)
+        .csp(json!({"connectDomains": ["https://api.weather.example"]}))
+        .permissions(json!({"geolocation": {}}))
+        .prefers_border(true)
+}
+
+/// The weather tools served with their view.
+fn weather_server() -> McpServer<FnToolBox> {
+    McpServer::new(tools(), "weather").ui_resource(card_view())
+}
 
 fn card() -> ToolUi {
     let mut ui = ToolUi::new("ui://weather/card").with_visibility(["model", "app"]);
@@ -48,9 +67,7 @@ fn names(specs: &[ToolSpecification]) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_view_only_tool_is_kept_from_the_model_and_reached_by_the_view() {
-    let server = serve_http(McpServer::new(tools(), "weather"), "127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = serve_http(weather_server(), "127.0.0.1:0").await.unwrap();
     let remote = McpToolBox::http(server.url()).connect().await.unwrap();
     let ctx = Context::new();
     let offered = remote.specifications(&ctx);
@@ -116,13 +133,18 @@ async fn a_view_only_tool_is_kept_from_the_model_and_reached_by_the_view() {
 
 #[tokio::test]
 async fn meta_ui_crosses_a_proxy_unchanged() {
-    let origin = serve_http(McpServer::new(tools(), "weather"), "127.0.0.1:0")
-        .await
-        .unwrap();
+    let origin = serve_http(weather_server(), "127.0.0.1:0").await.unwrap();
     let remote = McpToolBox::http(origin.url()).connect().await.unwrap();
-    let proxy = serve_http(McpServer::new(remote, "proxy"), "127.0.0.1:0")
-        .await
-        .unwrap();
+    // A proxy serves the views of the tools it serves: read from the
+    // origin, registered again unchanged.
+    let view = remote.ui_resource("ui://weather/card").await.unwrap();
+    assert_eq!(view, card_view());
+    let proxy = serve_http(
+        McpServer::new(remote, "proxy").ui_resource(view),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
     let client = McpToolBox::http(proxy.url()).connect().await.unwrap();
     let offered = client.specifications(&Context::new());
     let weather = offered.iter().find(|s| s.name == "weather").unwrap();
@@ -136,4 +158,108 @@ async fn meta_ui_crosses_a_proxy_unchanged() {
     );
     proxy.shutdown(Duration::from_secs(5)).await;
     origin.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn views_are_served_as_ui_resources_with_the_extension_advertised() {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = weather_server().serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let client = ().serve(client_side).await.unwrap();
+    let capabilities = &client.peer_info().unwrap().capabilities;
+    assert!(capabilities.resources.is_some());
+    assert_eq!(
+        serde_json::to_value(
+            &capabilities.extensions.as_ref().unwrap()["io.modelcontextprotocol/ui"]
+        )
+        .unwrap(),
+        json!({"mimeTypes": ["text/html;profile=mcp-app"]})
+    );
+    let listed = client.list_all_resources().await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&listed).unwrap(),
+        json!([{
+            "uri": "ui://weather/card",
+            "name": "weather/card",
+            "mimeType": "text/html;profile=mcp-app",
+            "_meta": {"ui": {
+                "csp": {"connectDomains": ["https://api.weather.example"]},
+                "permissions": {"geolocation": {}},
+                "prefersBorder": true
+            }}
+        }])
+    );
+    let read = client
+        .read_resource(ReadResourceRequestParams::new("ui://weather/card"))
+        .await
+        .unwrap();
+    let contents = serde_json::to_value(&read.contents).unwrap();
+    assert_eq!(contents[0]["text"], CARD_HTML);
+    assert_eq!(contents[0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(contents[0]["_meta"]["ui"]["prefersBorder"], true);
+    // Any other URI is not a resource of this server.
+    let error = client
+        .read_resource(ReadResourceRequestParams::new("file:///etc/passwd"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no resource `file:///etc/passwd`: this server serves only its MCP Apps views (`ui://weather/card`)"),
+        "{error}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn serving_refuses_a_ui_tool_whose_view_was_never_registered() {
+    let error = serve_http(McpServer::new(tools(), "weather"), "127.0.0.1:0")
+        .await
+        .err()
+        .expect("serving must not start")
+        .to_string();
+    assert_eq!(
+        error,
+        "the tool `weather` shows the view `ui://weather/card`, which the server does not serve: register it with `McpServer::ui_resource(UiResource::new(\"ui://weather/card\", html))` (served: none registered)"
+    );
+    let bad = McpServer::new(tools(), "weather")
+        .ui_resource(card_view())
+        .ui_resource(UiResource::new("https://example.com/card", "<p>"));
+    assert_eq!(
+        bad.check_views().unwrap_err(),
+        "the MCP Apps view `https://example.com/card` is not a ui:// URI"
+    );
+    // A server without UI tools needs no views and advertises none.
+    assert!(McpServer::new(
+        FnToolBox::new([tool_fn("ping", "Answers", |_: ()| async { "pong" })]).unwrap(),
+        "plain"
+    )
+    .check_views()
+    .is_ok());
+}
+
+#[tokio::test]
+async fn the_client_reads_a_view_and_refuses_what_is_not_one() {
+    let server = serve_http(weather_server(), "127.0.0.1:0").await.unwrap();
+    let remote = McpToolBox::http(server.url()).connect().await.unwrap();
+    let view = remote.ui_resource("ui://weather/card").await.unwrap();
+    assert_eq!(view.html, CARD_HTML);
+    assert_eq!(view.prefers_border, Some(true));
+    let error = remote
+        .ui_resource("https://example.com/")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`https://example.com/` is not an MCP Apps view: views are ui:// resources"
+    );
+    let missing = remote.ui_resource("ui://weather/map").await.unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("no resource `ui://weather/map`"),
+        "{missing}"
+    );
+    server.shutdown(Duration::from_secs(5)).await;
 }

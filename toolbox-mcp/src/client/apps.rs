@@ -9,7 +9,10 @@ use toolbox_core::{
     ToolSpecification,
 };
 
+use rmcp::model::ReadResourceRequestParams;
+
 use super::McpToolBox;
+use crate::apps::UiResource;
 
 /// Who calls a remote tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +77,34 @@ impl McpToolBox {
             .filter(|r| r.spec.ui.as_ref().is_none_or(|ui| ui.for_app()))
             .map(|r| r.spec.clone())
             .collect()
+    }
+
+    /// Reads the MCP Apps view at `uri` (`resources/read`): its HTML with
+    /// the CSP, permissions and border preference the host must apply.
+    /// A URI that is not `ui://`, or contents that are not text, is an
+    /// error naming it.
+    pub async fn ui_resource(&self, uri: &str) -> Result<UiResource, ToolError> {
+        if !uri.starts_with("ui://") {
+            return Err(ToolError::failed(format!(
+                "`{uri}` is not an MCP Apps view: views are ui:// resources"
+            )));
+        }
+        let read = self.peer.read_resource(ReadResourceRequestParams::new(uri));
+        let result = tokio::time::timeout(self.call_timeout, read)
+            .await
+            .map_err(|_| ToolError::TimedOut {
+                after: self.call_timeout,
+            })?
+            .map_err(super::cause::service_error)?;
+        result
+            .contents
+            .iter()
+            .find_map(|contents| UiResource::read(uri, contents))
+            .ok_or_else(|| {
+                ToolError::failed(format!(
+                    "the server's `{uri}` holds no text: an MCP Apps view is an HTML document"
+                ))
+            })
     }
 
     /// Calls `name` on behalf of an MCP Apps view (the host proxying the

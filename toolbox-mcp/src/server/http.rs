@@ -291,6 +291,9 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
+    server
+        .check_views()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let proxies = super::forwarded::TrustedProxies::parse(
         options.trusted_proxies.iter().map(String::as_str),
     )?;

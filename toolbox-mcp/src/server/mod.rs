@@ -6,6 +6,7 @@
 //! call limits, the HTTP endpoint ([`HttpServer`], [`HttpOptions`]) and the
 //! gate in front of it (bearer check, session caps, readiness).
 
+mod apps;
 mod forwarded;
 mod gate;
 mod http;
@@ -64,6 +65,8 @@ pub struct McpServer<B> {
     own_calls: Arc<std::sync::atomic::AtomicUsize>,
     /// This clone's session, for `mcp.server.session.duration`.
     clock: Arc<SessionClock>,
+    /// The MCP Apps views served as `ui://` resources.
+    views: Arc<Vec<crate::apps::UiResource>>,
 }
 
 /// When a served session began; its duration is recorded when the session
@@ -100,7 +103,26 @@ impl<B: ToolBox + 'static> McpServer<B> {
             state: Arc::default(),
             own_calls: Arc::default(),
             clock: Arc::default(),
+            views: Arc::default(),
         }
+    }
+
+    /// Serves `view` as a `ui://` resource (`resources/list`,
+    /// `resources/read`) for the MCP Apps hosts that render the tools
+    /// naming it (`#[tool(ui = "ui://…")]`, `FnTool::ui`), and advertises
+    /// the extension. Serving refuses to start while a tool names a view
+    /// that was not registered.
+    pub fn ui_resource(mut self, view: crate::apps::UiResource) -> Self {
+        let views = Arc::make_mut(&mut self.views);
+        views.retain(|known| known.uri != view.uri);
+        views.push(view);
+        self
+    }
+
+    /// Whether every UI tool's view is registered (and every view is a
+    /// `ui://` URI): the check serving starts with.
+    pub fn check_views(&self) -> Result<(), String> {
+        apps::check(&*self.toolbox, &self.views)
     }
 
     /// Ends a call that runs longer than `limit` (300 s by default): the
@@ -235,6 +257,7 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             state: self.state.clone(),
             own_calls: Arc::default(),
             clock: Arc::default(),
+            views: self.views.clone(),
         }
     }
 }
@@ -251,6 +274,7 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
                 .enable_tool_list_changed()
                 .build(),
         );
+        apps::advertise(&mut info.capabilities, &self.views);
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info.instructions = self.instructions.as_deref().map(str::to_owned);
@@ -299,6 +323,22 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             tools.push(to_tool(&spec).map_err(|e| ErrorData::internal_error(e, None))?);
         }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(apps::list(&self.views))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        apps::read(&self.views, &request.uri).map(Into::into)
     }
 
     async fn call_tool(
@@ -520,6 +560,7 @@ pub async fn serve_stdio<B: ToolBox + 'static>(
 impl<B: ToolBox + 'static> McpServer<B> {
     /// Serves this server over stdio until the client closes the stream.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        self.check_views()?;
         let service = self.serve(rmcp::transport::stdio()).await?;
         service.waiting().await?;
         Ok(())
