@@ -163,9 +163,7 @@ async fn a_client_whose_sessions_all_have_calls_in_flight_is_answered_429() {
         tokio::spawn(async move { call(&running, "hang", json!({})).await });
         remotes.push(remote);
     }
-    while server.calls_in_flight() < 2 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    in_flight(&server, 2).await;
     let response = http()
         .post(server.url())
         .header("Authorization", "Bearer mallory")
@@ -252,9 +250,7 @@ async fn when_every_session_is_busy_a_new_one_waits() {
         remotes.push(remote);
     }
     // Both sessions have their call in flight before a new client asks.
-    while server.calls_in_flight() < 2 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    in_flight(&server, 2).await;
     let mut answer = (0, None);
     for _ in 0..100 {
         answer = initialize(&server.url(), "-").await;
@@ -315,16 +311,11 @@ async fn calls_past_the_in_flight_caps_are_refused_with_the_documented_error() {
         let running = one.clone();
         tokio::spawn(async move { call(&running, "hang", json!({})).await });
     }
-    let mut refused = ToolResponse::text("");
-    for _ in 0..100 {
-        refused = call(&one, "ping", json!({})).await;
-        if refused.is_error {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Both hanging calls hold their places before the session asks again
+    // (a ping sent among them could take one of the two places itself).
+    in_flight(&server, 2).await;
     assert_eq!(
-        refused.content,
+        call(&one, "ping", json!({})).await.content,
         "MCP error -32000: too many calls in flight: this session already has 2, the server's limit per session; wait for one to finish"
     );
     // Another session has room, until the server's total is reached.
@@ -332,19 +323,25 @@ async fn calls_past_the_in_flight_caps_are_refused_with_the_documented_error() {
     assert_eq!(call(&two, "ping", json!({})).await.content, "pong");
     let running = two.clone();
     tokio::spawn(async move { call(&running, "hang", json!({})).await });
-    let mut refused = ToolResponse::text("");
-    for _ in 0..100 {
-        refused = call(&two, "ping", json!({})).await;
-        if refused.is_error {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    in_flight(&server, 3).await;
     assert_eq!(
-        refused.content,
+        call(&two, "ping", json!({})).await.content,
         "MCP error -32000: too many calls in flight: the server already runs 3, its limit; try again shortly"
     );
     server.shutdown(Duration::from_millis(100)).await;
+}
+
+/// Waits (10 s at most) until `server` has `calls` calls in flight.
+async fn in_flight(server: &toolbox_mcp::server::HttpServer, calls: usize) {
+    let started = Instant::now();
+    while server.calls_in_flight() < calls {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{} calls in flight, not {calls}",
+            server.calls_in_flight()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 async fn status(url: &str) -> Result<(u16, String), reqwest::Error> {

@@ -637,7 +637,7 @@ impl Catalog {
 }
 
 /// A description's first line, at most 200 characters (cut at a word).
-fn one_line(description: &str) -> String {
+pub(crate) fn one_line(description: &str) -> String {
     let line = description.trim().lines().next().unwrap_or_default().trim();
     if line.chars().count() <= 200 {
         return line.to_owned();

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::args::{Arguments, ToolCall};
 use crate::callers::Caller;
-use crate::catalog::{ToolIndex, ToolSearch};
+use crate::catalog::{one_line, ToolIndex, ToolSearch};
 use crate::code::typescript;
 use crate::context::Context;
 use crate::dispatch::{BoxFuture, DispatchFuture};
@@ -171,6 +171,7 @@ impl<B: ToolBox> CodeMode<B> {
         let specs = self.toolbox.specifications(ctx);
         let (deferred, offered): (Vec<_>, Vec<_>) = specs.into_iter().partition(|s| s.deferred);
         let limits = self.limits;
+        let (declared, shortened) = typescript::declare(&offered, self.max_declarations);
         let mut description = format!(
             "Runs JavaScript that calls the tools declared below, and answers with what it returns. \
 Write the body of an async function: call a tool as `await tools.name({{...}})` (it gives the tool's \
@@ -181,10 +182,9 @@ bytes of answer.\n\n```ts\n{}",
             limits.calls,
             limits.time.as_millis(),
             limits.output,
-            typescript::declarations(&offered, self.max_declarations),
+            declared,
         );
-        let shortened = description.contains(typescript::SHORTENED);
-        if !deferred.is_empty() || shortened {
+        if !deferred.is_empty() || shortened > 0 {
             let _ = writeln!(
                 description,
                 "/** Finds tools by what they do ({} more are not declared above): each hit's name, description and declaration. Call one as `tools[name](input)`. */\ndeclare function search(query: string): {{ name: string; description: string; declaration: string }}[];",
@@ -302,7 +302,7 @@ bytes of answer.\n\n```ts\n{}",
                         .map(|spec| {
                             json!({
                                 "name": spec.name,
-                                "description": spec.description.lines().next().unwrap_or_default(),
+                                "description": one_line(&spec.description),
                                 "declaration": typescript::declaration(spec),
                             })
                         })

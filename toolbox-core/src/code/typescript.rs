@@ -92,6 +92,11 @@ pub fn declaration(spec: &ToolSpecification) -> String {
 /// the order given; tools past `max_bytes` are declared by name alone
 /// (`(input?: object) => unknown`) and said to be found with `search`.
 pub fn declarations(specs: &[ToolSpecification], max_bytes: usize) -> String {
+    declare(specs, max_bytes).0
+}
+
+/// [`declarations`], and how many tools it declared by name only.
+pub(crate) fn declare(specs: &[ToolSpecification], max_bytes: usize) -> (String, usize) {
     let mut out = String::from("declare const tools: {\n");
     let mut shortened = Vec::new();
     for spec in specs {
@@ -110,7 +115,7 @@ pub fn declarations(specs: &[ToolSpecification], max_bytes: usize) -> String {
             "  // {} {SHORTENED}: `search(\"what you need\")` gives each one's declaration",
             shortened.len()
         );
-        for spec in shortened {
+        for spec in &shortened {
             let _ = writeln!(
                 out,
                 "  {}(input?: object): unknown;",
@@ -119,7 +124,7 @@ pub fn declarations(specs: &[ToolSpecification], max_bytes: usize) -> String {
         }
     }
     out.push_str("};\n");
-    out
+    (out, shortened.len())
 }
 
 /// `name` as a property key: bare where it is an identifier, quoted where

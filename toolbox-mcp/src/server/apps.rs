@@ -8,7 +8,7 @@ use rmcp::model::{
     ServerCapabilities,
 };
 use serde_json::{json, Map};
-use toolbox_core::{Context, ToolBox};
+use toolbox_core::ToolBox;
 
 use crate::apps::{UiResource, UI_EXTENSION, UI_MIME_TYPE};
 
@@ -65,11 +65,7 @@ pub(super) fn check<B: ToolBox + ?Sized>(toolbox: &B, views: &[UiResource]) -> R
             view.uri
         ));
     }
-    let mut specs = toolbox.catalog();
-    if specs.is_empty() {
-        specs = toolbox.specifications(&Context::new());
-    }
-    for spec in specs {
+    for spec in toolbox.catalog() {
         let Some(uri) = spec.ui.as_ref().and_then(|ui| ui.resource_uri.as_deref()) else {
             continue;
         };
