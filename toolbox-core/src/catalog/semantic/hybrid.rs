@@ -58,8 +58,13 @@ impl HybridSearch {
 
 impl ToolSearch for HybridSearch {
     fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let lexical = self.lexical.search(query, DEPTH);
-        let Some(mut scores) = self.semantic.similarities(query) else {
+        // The lexical search runs beside the query's embedding, on the core
+        // the model's small matrix products leave idle.
+        let (lexical, scores) = rayon::join(
+            || self.lexical.search(query, DEPTH),
+            || self.semantic.similarities(query),
+        );
+        let Some(mut scores) = scores else {
             return lexical.into_iter().take(limit).collect();
         };
         let best_lexical = lexical.first().map_or(1.0, |h| h.score).max(f32::EPSILON);

@@ -284,11 +284,12 @@ impl SemanticIndex {
             }
         };
         let dimensions = query.len().max(1);
+        let (query, query_scale) = quantize_query(&query);
         Some(
             self.vectors
                 .chunks_exact(dimensions)
                 .zip(&self.scales)
-                .map(|(tool, scale)| dot(tool, &query) * scale)
+                .map(|(tool, scale)| dot(tool, &query) as f32 * (scale * query_scale))
                 .collect(),
         )
     }
@@ -312,24 +313,46 @@ fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// The dot product of a quantized tool vector and the query, summed in
-/// eight lanes so the compiler vectorizes it (a single running sum cannot
-/// be reordered).
-fn dot(tool: &[i8], query: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let (tool_lanes, tool_rest) = tool.as_chunks::<8>();
-    let (query_lanes, query_rest) = query.as_chunks::<8>();
-    for (x, y) in tool_lanes.iter().zip(query_lanes) {
-        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
-            *lane += f32::from(*x) * y;
-        }
+/// The query as `i16`s scaled by its largest magnitude (a step of 1/32,767
+/// of it, far finer than the tools' `i8`s), and the scale that turns them
+/// back.
+fn quantize_query(vector: &[f32]) -> (Vec<i16>, f32) {
+    let largest = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if largest == 0.0 {
+        return (vec![0; vector.len()], 0.0);
     }
-    let rest: f32 = tool_rest
-        .iter()
-        .zip(query_rest)
-        .map(|(x, y)| f32::from(*x) * y)
-        .sum();
-    lanes.iter().sum::<f32>() + rest
+    let scale = largest / f32::from(i16::MAX);
+    // In range by construction: |x| / scale ≤ 32,767.
+    (
+        vector.iter().map(|x| (x / scale).round() as i16).collect(),
+        scale,
+    )
+}
+
+/// The dot product of a quantized tool vector and the quantized query, in
+/// integers summed in sixteen lanes, which the compiler turns into packed
+/// multiply-adds (`pmaddwd`). It cannot overflow: each chunk of 512
+/// numbers is summed in `i32`s (127 × 32,767 × 512 < `i32::MAX`), the
+/// chunks in an `i64`.
+fn dot(tool: &[i8], query: &[i16]) -> i64 {
+    let mut total = 0i64;
+    for (tool, query) in tool.chunks(512).zip(query.chunks(512)) {
+        let mut lanes = [0i32; 16];
+        let (tool_lanes, tool_rest) = tool.as_chunks::<16>();
+        let (query_lanes, query_rest) = query.as_chunks::<16>();
+        for (x, y) in tool_lanes.iter().zip(query_lanes) {
+            for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+                *lane += i32::from(*x) * i32::from(*y);
+            }
+        }
+        let rest: i32 = tool_rest
+            .iter()
+            .zip(query_rest)
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        total += lanes.iter().map(|&l| i64::from(l)).sum::<i64>() + i64::from(rest);
+    }
+    total
 }
 
 /// The `limit` best of `scores`, best first, as (index, score).
@@ -364,7 +387,7 @@ impl ToolSearch for SemanticIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{dot, quantize};
+    use super::{dot, quantize, quantize_query};
 
     /// A unit vector of `n` numbers from a simple generator.
     fn unit(n: usize, seed: u32) -> Vec<f32> {
@@ -387,7 +410,8 @@ mod tests {
             let mut held = Vec::new();
             let scale = quantize(&tool, &mut held);
             assert_eq!(held.len(), 387);
-            let quantized = dot(&held, &query) * scale;
+            let (query, query_scale) = quantize_query(&query);
+            let quantized = dot(&held, &query) as f32 * scale * query_scale;
             assert!(
                 (exact - quantized).abs() < 0.002,
                 "seed {seed}: {exact} against {quantized}"
@@ -396,5 +420,16 @@ mod tests {
         let mut held = Vec::new();
         assert_eq!(quantize(&[0.0; 4], &mut held), 0.0);
         assert_eq!(held, [0; 4]);
+        assert_eq!(quantize_query(&[0.0; 4]), (vec![0; 4], 0.0));
+        // The largest sums a long vector can give do not overflow.
+        let long = 2_000;
+        assert_eq!(
+            dot(&vec![127; long], &vec![i16::MAX; long]),
+            127 * i64::from(i16::MAX) * long as i64
+        );
+        assert_eq!(
+            dot(&vec![-127; long], &vec![i16::MAX; long]),
+            -127 * i64::from(i16::MAX) * long as i64
+        );
     }
 }
