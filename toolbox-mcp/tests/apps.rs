@@ -263,3 +263,60 @@ async fn the_client_reads_a_view_and_refuses_what_is_not_one() {
     );
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A server whose one tool answers with the MCP extensions its client
+/// declared in the handshake.
+fn extensions_echo() -> McpServer<FnToolBox> {
+    McpServer::new(
+        FnToolBox::new([toolbox_core::try_tool_fn(
+            "client_extensions",
+            "The extensions the client declared",
+            |_: (), ctx: Context| async move {
+                use toolbox_core::FromContext;
+                let client = toolbox_mcp::McpPeer::from_context(&ctx)?;
+                let declared = client
+                    .peer()
+                    .peer_info()
+                    .and_then(|info| info.capabilities.extensions.clone());
+                Ok::<_, toolbox_core::ToolError>(serde_json::to_string(&declared).unwrap())
+            },
+        )])
+        .unwrap(),
+        "echo",
+    )
+}
+
+async fn declared_extensions(renders_apps: Option<bool>) -> serde_json::Value {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = extensions_echo().serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let mut connect = McpToolBox::transport(client_side);
+    if let Some(renders) = renders_apps {
+        connect = connect.renders_apps(renders);
+    }
+    let remote = connect.connect().await.unwrap();
+    let answer = remote
+        .call(
+            "client_extensions",
+            &json!({}),
+            &Context::new(),
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert!(!answer.is_error, "{}", answer.content);
+    remote.close().await.unwrap();
+    serde_json::from_str(&answer.content).unwrap()
+}
+
+#[tokio::test]
+async fn a_client_that_renders_apps_says_so_in_the_handshake() {
+    assert_eq!(
+        declared_extensions(Some(true)).await,
+        json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
+    );
+    // Not by default, nor when the application says it renders none.
+    assert_eq!(declared_extensions(None).await, json!(null));
+    assert_eq!(declared_extensions(Some(false)).await, json!(null));
+}

@@ -113,6 +113,7 @@ pub struct McpConnect<H = ()> {
     listener: Option<PinListener>,
     name: Option<String>,
     meta: Option<MetaFn>,
+    renders_apps: bool,
 }
 
 impl McpToolBox {
@@ -156,6 +157,7 @@ impl McpConnect {
             listener: None,
             name: None,
             meta: None,
+            renders_apps: false,
         }
     }
 }
@@ -220,6 +222,7 @@ impl<H: ClientHandler> McpConnect<H> {
             listener: self.listener,
             name: self.name,
             meta: self.meta,
+            renders_apps: self.renders_apps,
         }
     }
 
@@ -261,6 +264,18 @@ impl<H: ClientHandler> McpConnect<H> {
     /// the old and new texts, whether it is held.
     pub fn on_pin_event(mut self, listener: impl Fn(&PinEvent) + Send + Sync + 'static) -> Self {
         self.listener = Some(Arc::new(listener));
+        self
+    }
+
+    /// Says in the handshake that this application renders MCP Apps' views
+    /// (`capabilities.extensions["io.modelcontextprotocol/ui"]` with
+    /// `mimeTypes: ["text/html;profile=mcp-app"]`), so a server that checks
+    /// it registers its UI tools. Off by default: a client that shows no
+    /// views should not make servers offer tools meant for them. Either
+    /// way, app-only tools stay out of the model's list
+    /// ([`McpToolBox::app_tools`](crate::McpToolBox::app_tools) lists them).
+    pub fn renders_apps(mut self, renders: bool) -> Self {
+        self.renders_apps = renders;
         self
     }
 
@@ -340,6 +355,7 @@ impl<H: ClientHandler> McpConnect<H> {
             meta: self.meta,
             child: None,
             reconnects: reconnects.clone(),
+            renders_apps: self.renders_apps,
         };
         match self.target {
             Target::Transport(open) => {

@@ -96,6 +96,8 @@ pub(super) struct Watcher<H> {
     pub(super) shared: Arc<Shared>,
     pub(super) progress: Listeners,
     pub(super) app: H,
+    /// Declares MCP Apps' extension in the handshake's capabilities.
+    pub(super) renders_apps: bool,
 }
 
 #[allow(deprecated)]
@@ -203,6 +205,20 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
         if info.client_info.name == "rmcp" {
             info.client_info.name = "toolbox".to_owned();
             info.client_info.version = env!("CARGO_PKG_VERSION").to_owned();
+        }
+        if self.renders_apps {
+            // The extension's one required setting: the view formats the
+            // host renders. An application's own declaration is kept.
+            let mut settings = Map::new();
+            settings.insert(
+                "mimeTypes".to_owned(),
+                Value::from(vec![crate::apps::UI_MIME_TYPE]),
+            );
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .entry(crate::apps::UI_EXTENSION.to_owned())
+                .or_insert(settings);
         }
         info
     }

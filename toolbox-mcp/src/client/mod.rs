@@ -104,6 +104,8 @@ pub(crate) struct Settings {
     pub(crate) meta: Option<MetaFn>,
     pub(crate) child: Option<u32>,
     pub(crate) reconnects: Reconnects,
+    /// Whether the client declares MCP Apps' extension.
+    pub(crate) renders_apps: bool,
 }
 
 /// The running client session, whatever the application's handler.
@@ -223,6 +225,7 @@ impl McpToolBox {
             meta,
             child,
             reconnects,
+            renders_apps,
         } = settings;
         let progress: Listeners = Arc::default();
         // The server's name is known after the handshake; the pins name it
@@ -239,6 +242,7 @@ impl McpToolBox {
             shared: shared.clone(),
             progress: progress.clone(),
             app: handler,
+            renders_apps,
         };
         let service = open(watcher.into_dyn())
             .await
