@@ -312,11 +312,17 @@ async fn declared_extensions(renders_apps: Option<bool>) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_client_that_renders_apps_says_so_in_the_handshake() {
+    // Tasks are declared always: a call the server turns into one is
+    // driven inside the call (tests/tasks.rs).
     assert_eq!(
         declared_extensions(Some(true)).await,
-        json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
+        json!({
+            "io.modelcontextprotocol/tasks": {},
+            "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}
+        })
     );
-    // Not by default, nor when the application says it renders none.
-    assert_eq!(declared_extensions(None).await, json!(null));
-    assert_eq!(declared_extensions(Some(false)).await, json!(null));
+    // Apps not by default, nor when the application says it renders none.
+    let without = json!({"io.modelcontextprotocol/tasks": {}});
+    assert_eq!(declared_extensions(None).await, without);
+    assert_eq!(declared_extensions(Some(false)).await, without);
 }

@@ -206,6 +206,13 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
             info.client_info.name = "toolbox".to_owned();
             info.client_info.version = env!("CARGO_PKG_VERSION").to_owned();
         }
+        // A call the server turns into a task is driven to its end inside
+        // the call (`tasks.rs`), so the extension is always declared.
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .entry(rmcp::model::TASKS_EXTENSION_ID.to_owned())
+            .or_default();
         if self.renders_apps {
             // The extension's one required setting: the view formats the
             // host renders. An application's own declaration is kept.

@@ -7,8 +7,8 @@ use std::time::Duration;
 // initialize-era servers still send them: they are delegated, not dropped.
 #[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, MetaObject,
-    RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    MetaObject, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{DynService, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -29,6 +29,7 @@ mod handler;
 mod pin;
 mod servers;
 mod shown;
+mod tasks;
 
 use cause::{handshake_error, service_error};
 use handler::{token_key, Listeners, Listening, Watcher};
@@ -421,6 +422,8 @@ impl McpToolBox {
         params: CallToolRequestParams,
         listener: McpProgress,
     ) -> Result<CallToolResult, ToolError> {
+        let tool = params.name.to_string();
+        let tool = tool.as_str();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer
@@ -449,6 +452,9 @@ impl McpToolBox {
         tokio::task::yield_now().await;
         match answer.map_err(service_error)? {
             ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::CreateTaskResult(created) => {
+                tasks::drive(&self.peer, tool, created.task, Some(&listener)).await
+            }
             _ => Err(ToolError::Transport {
                 message: "the MCP server answered a tool call with something else".to_owned(),
                 source: None,
@@ -726,7 +732,20 @@ impl McpToolBox {
             Some(listener) if listener.is_wanted() => {
                 self.call_listening(params, listener.clone()).await
             }
-            _ => self.peer.call_tool(params).await.map_err(service_error),
+            _ => {
+                let tool = params.name.to_string();
+                match self.peer.call_tool_once(params).await.map_err(service_error)? {
+                    CallToolResponse::Complete(result) => Ok(result),
+                    CallToolResponse::Task(created) => {
+                        tasks::drive(&self.peer, &tool, created.task, None).await
+                    }
+                    // This client handshakes with `initialize`: a server
+                    // of that era asks for input with requests of its own.
+                    _ => Err(ToolError::failed(format!(
+                        "the MCP server answered the call of `{tool}` with a request for input (input_required), which this client does not answer in a call"
+                    ))),
+                }
+            }
         }?;
         from_result(&result)
     }

@@ -1,0 +1,248 @@
+//! MCP Tasks through `McpToolBox`: a call an rmcp server (its own
+//! `TaskManager`) answers with a task is driven to its end inside the one
+//! call: one start and one end for the handler, the task's status messages
+//! as progress in order, `tasks/cancel` when the call's limit passes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::json;
+use toolbox_core::{Context, ToolBoxExt, ToolHandler};
+use toolbox_mcp::client::Timeouts;
+use toolbox_mcp::server::Progress;
+use toolbox_mcp::{McpProgress, McpToolBox};
+
+/// A server that runs `report` (three steps, each a status message) and
+/// `forever` (until cancelled) as tasks for a client that declared the
+/// extension, and `report` as a plain call for one that did not.
+#[derive(Clone, Default)]
+struct TaskServer {
+    tasks: Arc<TaskManager>,
+    /// How many tasks saw their cancellation.
+    cancelled: Arc<AtomicUsize>,
+    /// The task ids `tasks/cancel` named.
+    cancels: Arc<Mutex<Vec<String>>>,
+}
+
+fn tool(name: &str, description: &str) -> Tool {
+    let schema = json!({"type": "object", "properties": {}});
+    Tool::new(
+        name.to_owned(),
+        description.to_owned(),
+        Arc::new(schema.as_object().unwrap().clone()),
+    )
+}
+
+impl ServerHandler for TaskServer {
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool("report", "Writes the report, in three steps"),
+            tool("forever", "Never finishes"),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        if !declared {
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text("the report, without a task"),
+            ])));
+        }
+        let cancelled = self.cancelled.clone();
+        let options = TaskOptions::new()
+            .with_poll_interval_ms(10)
+            .with_ttl_ms(60_000);
+        let task = match request.name.as_ref() {
+            "report" => self.tasks.spawn(options, move |ctx| {
+                Box::pin(async move {
+                    for step in 1..=3 {
+                        ctx.set_status_message(format!("step {step} of 3"));
+                        tokio::time::sleep(Duration::from_millis(40)).await;
+                    }
+                    Ok(CallToolResult::success(vec![ContentBlock::text(
+                        "the report",
+                    )]))
+                })
+            }),
+            _ => self.tasks.spawn(options, move |ctx| {
+                Box::pin(async move {
+                    ctx.cancelled().await;
+                    cancelled.fetch_add(1, Ordering::SeqCst);
+                    Err(TaskExit::Cancelled)
+                })
+            }),
+        };
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancels.lock().unwrap().push(request.task_id.clone());
+        self.tasks.cancel_task(&request.task_id)
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+}
+
+async fn connect(server: TaskServer, timeouts: Timeouts) -> McpToolBox {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = server.serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    McpToolBox::transport(client_side)
+        .timeouts(timeouts)
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// A handler counting starts and ends.
+fn counting() -> (ToolHandler, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let (starts, ends) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (s, e, f) = (starts.clone(), ends.clone(), ends.clone());
+    let handler = ToolHandler::empty()
+        .on_start(move |_| {
+            s.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_success(move |_| {
+            e.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_error(move |_| {
+            f.fetch_add(1, Ordering::SeqCst);
+        });
+    (handler, starts, ends)
+}
+
+#[tokio::test]
+async fn a_call_answered_with_a_task_is_one_call_with_its_steps_as_progress() {
+    let remote = connect(TaskServer::default(), Timeouts::default()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let ctx = Context::new().with_extension(McpProgress::new(move |p: Progress| {
+        sink.lock().unwrap().push(p);
+    }));
+    let (handler, starts, ends) = counting();
+    let response = remote.call("report", &json!({}), &ctx, &handler).await;
+    assert!(!response.is_error, "{}", response.content);
+    assert_eq!(response.content, "the report");
+    assert_eq!(
+        (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+    // Each status message once, in order (a poll may miss a short step,
+    // never reorder them).
+    let messages: Vec<(f64, String)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| (p.progress, p.message.clone().unwrap()))
+        .collect();
+    assert!(!messages.is_empty());
+    let steps: Vec<&str> = messages.iter().map(|(_, m)| m.as_str()).collect();
+    let mut sorted = steps.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(steps, sorted, "{messages:?}");
+    assert!(steps.iter().all(|m| m.starts_with("step ")), "{steps:?}");
+    for (i, (progress, _)) in messages.iter().enumerate() {
+        assert_eq!(*progress, (i + 1) as f64);
+    }
+
+    // A caller that does not listen gets the same result.
+    let response = remote
+        .call("report", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(response.content, "the report");
+}
+
+#[tokio::test]
+async fn a_task_past_the_calls_limit_is_cancelled_on_the_server() {
+    let server = TaskServer::default();
+    let remote = connect(
+        server.clone(),
+        Timeouts::default().call(Duration::from_millis(200)),
+    )
+    .await;
+    let (handler, starts, ends) = counting();
+    let response = remote
+        .call("forever", &json!({}), &Context::new(), &handler)
+        .await;
+    assert!(response.is_error);
+    assert!(
+        response.content.contains("200ms"),
+        "the limit is named: {}",
+        response.content
+    );
+    assert_eq!(
+        (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+    // The server hears `tasks/cancel` for that task, and the task stops.
+    for _ in 0..200 {
+        if server.cancelled.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.cancels.lock().unwrap().len(), 1);
+    assert_eq!(server.cancelled.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn the_client_declares_tasks_so_servers_may_answer_with_them() {
+    // rmcp refuses to answer with a task a client that did not declare the
+    // extension (-32021); a plain rmcp client gets the plain call.
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = TaskServer::default().serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let plain = ().serve(client_side).await.unwrap();
+    let answer = plain
+        .call_tool(CallToolRequestParams::new("report"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&answer.content).unwrap()[0]["text"],
+        "the report, without a task"
+    );
+    plain.cancel().await.unwrap();
+}
