@@ -246,3 +246,170 @@ async fn the_client_declares_tasks_so_servers_may_answer_with_them() {
     );
     plain.cancel().await.unwrap();
 }
+
+/// Counts, when dropped, whether its Context was cancelled.
+struct Seen(Context, Arc<AtomicUsize>);
+
+impl Drop for Seen {
+    fn drop(&mut self) {
+        if self.0.is_cancelled() {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A served toolbox whose `compile` runs as a task and whose `wait` waits
+/// until it is cancelled, counting the cancelled Contexts it saw.
+fn served(cancelled: Arc<AtomicUsize>) -> toolbox_mcp::McpServer<toolbox_core::FnToolBox> {
+    use toolbox_core::{tool_fn, FnToolBox};
+    let tools = FnToolBox::new([
+        tool_fn("compile", "Compiles, a while", |_: ()| async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            "compiled"
+        }),
+        tool_fn(
+            "wait",
+            "Waits until cancelled",
+            move |_: (), ctx: Context| {
+                let cancelled = cancelled.clone();
+                async move {
+                    // The lifecycle drops a cancelled call's future: what
+                    // the tool holds sees its Context cancelled as it goes.
+                    let _seen = Seen(ctx, cancelled);
+                    std::future::pending::<()>().await;
+                    "never"
+                }
+            },
+        ),
+    ])
+    .unwrap();
+    toolbox_mcp::McpServer::new(tools, "builder")
+        .task("compile")
+        .task("wait")
+}
+
+/// An rmcp client of `server`, declaring the tasks extension or not.
+async fn rmcp_client(
+    server: toolbox_mcp::McpServer<toolbox_core::FnToolBox>,
+    tasks: bool,
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = server.serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let mut capabilities = ClientCapabilities::default();
+    if tasks {
+        capabilities = ClientCapabilities::builder().enable_tasks().build();
+    }
+    ClientConfig::new(capabilities, Implementation::new("test", "1"))
+        .serve(client_side)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_served_task_tool_answers_with_a_task_only_to_clients_that_declared_it() {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let client = rmcp_client(served(cancelled.clone()), true).await;
+    let capabilities = &client.peer_info().unwrap().capabilities;
+    assert!(capabilities.extensions.as_ref().unwrap()["io.modelcontextprotocol/tasks"].is_empty());
+    let CallToolResponse::Task(created) = client
+        .call_tool_once(CallToolRequestParams::new("compile"))
+        .await
+        .unwrap()
+    else {
+        panic!("a declaring client gets a task");
+    };
+    let task_id = created.task.task_id;
+    let mut done = None;
+    for _ in 0..200 {
+        let polled = client
+            .get_task(GetTaskParams::new(task_id.clone()))
+            .await
+            .unwrap();
+        if polled.task.task.status.is_terminal() {
+            done = Some(serde_json::to_value(&polled.task).unwrap());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let done = done.expect("the task finishes");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "compiled");
+    client.cancel().await.unwrap();
+
+    // Without the extension, the same tool is a plain call.
+    let plain = rmcp_client(served(cancelled), false).await;
+    let answer = plain
+        .call_tool(CallToolRequestParams::new("compile"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&answer.content).unwrap()[0]["text"],
+        "compiled"
+    );
+    plain.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn tasks_cancel_reaches_the_served_tools_context() {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let client = rmcp_client(served(cancelled.clone()), true).await;
+    let CallToolResponse::Task(created) = client
+        .call_tool_once(CallToolRequestParams::new("wait"))
+        .await
+        .unwrap()
+    else {
+        panic!("a declaring client gets a task");
+    };
+    let task_id = created.task.task_id;
+    client
+        .cancel_task(CancelTaskParams::new(task_id.clone()))
+        .await
+        .unwrap();
+    let mut status = String::new();
+    for _ in 0..200 {
+        let polled = client
+            .get_task(GetTaskParams::new(task_id.clone()))
+            .await
+            .unwrap();
+        if polled.task.task.status.is_terminal() {
+            status = serde_json::to_value(polled.task.task.status)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, "cancelled");
+    assert_eq!(cancelled.load(Ordering::SeqCst), 1, "the tool saw it");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_tool_box_drives_a_toolbox_served_task() {
+    let remote = McpToolBox::transport({
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            let service = served(Arc::default()).serve(server_side).await.unwrap();
+            let _ = service.waiting().await;
+        });
+        client_side
+    })
+    .connect()
+    .await
+    .unwrap();
+    let (handler, starts, ends) = counting();
+    let response = remote
+        .call("compile", &json!({}), &Context::new(), &handler)
+        .await;
+    assert_eq!(response.content, "compiled");
+    assert_eq!(
+        (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+}

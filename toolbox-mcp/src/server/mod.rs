@@ -14,6 +14,7 @@ mod log;
 mod peer;
 mod progress;
 mod sessions;
+mod tasks;
 
 use std::sync::{Arc, Mutex};
 
@@ -67,6 +68,8 @@ pub struct McpServer<B> {
     clock: Arc<SessionClock>,
     /// The MCP Apps views served as `ui://` resources.
     views: Arc<Vec<crate::apps::UiResource>>,
+    /// The tools served as MCP tasks, and the tasks running.
+    tasks: tasks::Tasks,
 }
 
 /// When a served session began; its duration is recorded when the session
@@ -104,7 +107,19 @@ impl<B: ToolBox + 'static> McpServer<B> {
             own_calls: Arc::default(),
             clock: Arc::default(),
             views: Arc::default(),
+            tasks: tasks::Tasks::default(),
         }
+    }
+
+    /// Serves the tool `tool` as an MCP task (`io.modelcontextprotocol/tasks`)
+    /// to clients that declared the extension: the call is answered at
+    /// once with a task the client polls (`tasks/get`, the result inline
+    /// once done) and may cancel (`tasks/cancel` cancels the tool's
+    /// `Context`). Clients without the extension get a plain call. The
+    /// extension is advertised once a tool is served this way.
+    pub fn task(mut self, tool: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.tasks.tools).insert(tool.into());
+        self
     }
 
     /// Serves `view` as a `ui://` resource (`resources/list`,
@@ -258,6 +273,7 @@ impl<B: ToolBox + 'static> Clone for McpServer<B> {
             own_calls: Arc::default(),
             clock: Arc::default(),
             views: self.views.clone(),
+            tasks: self.tasks.clone(),
         }
     }
 }
@@ -275,6 +291,12 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
                 .build(),
         );
         apps::advertise(&mut info.capabilities, &self.views);
+        if !self.tasks.tools.is_empty() {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Map::new());
+        }
         info.server_info.name = self.name.clone();
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info.instructions = self.instructions.as_deref().map(str::to_owned);
@@ -341,6 +363,34 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         apps::read(&self.views, &request.uri).map(Into::into)
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        Ok(rmcp::model::GetTaskResult::new(
+            self.tasks.manager.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .manager
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.manager.cancel_task(&request.task_id)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -376,10 +426,25 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             transport,
         );
         crate::telemetry::continue_trace(&span, &meta);
-        let result = self
-            .call_tool_inner(request, context, meta)
-            .instrument(span.clone())
-            .await;
+        let as_task = self.tasks.serves(&tool)
+            && context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks());
+        let result = if as_task {
+            // The task's call is cancelled by `tasks/cancel`, not by the
+            // `tools/call` request that created it (already answered).
+            let mut context = context;
+            let cancel = tokio_util::sync::CancellationToken::new();
+            context.ct = cancel.clone();
+            let server = self.clone();
+            let call = async move { server.call_tool_inner(request, context, meta).await }
+                .instrument(span.clone());
+            Ok(self.tasks.spawn(cancel, call))
+        } else {
+            self.call_tool_inner(request, context, meta)
+                .instrument(span.clone())
+                .await
+        };
         let code;
         let error = match &result {
             Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {

@@ -1,0 +1,70 @@
+//! MCP Tasks (`io.modelcontextprotocol/tasks`, SEP-2663) on the server
+//! side: a tool the server was told to run as a task
+//! ([`McpServer::task`](super::McpServer::task)) is answered with a task to
+//! clients that declared the extension, and as a plain call to the others.
+//! The task runs the same call (its lifecycle, limits and call slots) on
+//! rmcp's [`TaskManager`]; `tasks/cancel` cancels the tool's `Context`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResponse, CallToolResult, ErrorData};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use tokio_util::sync::CancellationToken;
+
+/// How often clients are told to poll a task, in milliseconds.
+const POLL_MS: u64 = 100;
+
+/// The tools served as tasks, and the tasks running.
+#[derive(Clone, Default)]
+pub(super) struct Tasks {
+    pub(super) manager: Arc<TaskManager>,
+    pub(super) tools: Arc<HashSet<String>>,
+}
+
+impl Tasks {
+    /// Whether `tool` is served as a task.
+    pub(super) fn serves(&self, tool: &str) -> bool {
+        self.tools.contains(tool)
+    }
+
+    /// Runs `call` as a task: `cancel` is the call's cancellation, which
+    /// `tasks/cancel` triggers. The task's answer is the call's result.
+    pub(super) fn spawn<F>(&self, cancel: CancellationToken, call: F) -> CallToolResponse
+    where
+        F: std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
+    {
+        let task = self.manager.spawn(
+            TaskOptions::new().with_poll_interval_ms(POLL_MS),
+            move |task| {
+                Box::pin(async move {
+                    tokio::pin!(call);
+                    let answer = tokio::select! {
+                        answer = &mut call => answer,
+                        () = task.cancelled() => {
+                            // The tool sees its Context cancelled; the call
+                            // ends as the lifecycle ends it.
+                            cancel.cancel();
+                            let _ = call.await;
+                            return Err(TaskExit::Cancelled);
+                        }
+                    };
+                    finished(answer)
+                })
+            },
+        );
+        CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))
+    }
+}
+
+/// A call's answer as a task's end.
+fn finished(answer: Result<CallToolResponse, ErrorData>) -> Result<CallToolResult, TaskExit> {
+    match answer {
+        Ok(CallToolResponse::Complete(result)) => Ok(result),
+        Ok(_) => Err(TaskExit::Error(ErrorData::internal_error(
+            "the tool asked the client for input, which this server does not carry inside a task",
+            None,
+        ))),
+        Err(error) => Err(TaskExit::Error(error)),
+    }
+}
