@@ -31,6 +31,24 @@ struct Prompt {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct Greeting {
+    /// Who to greet.
+    name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Compute {
+    /// How long the computation takes, in seconds.
+    seconds: f64,
+    /// A label echoed in the result.
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// The tools the Tasks extension's scenarios (`tasks-*`) call as tasks.
+const TASK_TOOLS: [&str; 3] = ["slow_compute", "failing_job", "protocol_error_job"];
+
+#[derive(Deserialize, JsonSchema)]
 struct Message {
     /// The message to show the user.
     message: String,
@@ -261,6 +279,35 @@ fn tools() -> Result<FnToolBox, DefinitionError> {
                 Ok::<_, ToolError>("Streaming complete")
             },
         ),
+        tool_fn("greet", "Greets someone, at once", |g: Greeting| async move {
+            format!("Hello, {}!", g.name)
+        }),
+        tool_fn(
+            "slow_compute",
+            "Computes for `seconds` seconds (a task for clients of the Tasks extension)",
+            |c: Compute| async move {
+                tokio::time::sleep(Duration::from_secs_f64(c.seconds.clamp(0.0, 600.0))).await;
+                format!("computed {}", c.label.unwrap_or_default())
+            },
+        ),
+        try_tool_fn(
+            "failing_job",
+            "Fails after a second (a task for clients of the Tasks extension)",
+            |_: ()| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Err::<String, _>(ToolError::failed("the job failed"))
+            },
+        ),
+        tool_fn(
+            "protocol_error_job",
+            "Panics (a task for clients of the Tasks extension)",
+            |_: ()| async {
+                if std::hint::black_box(true) {
+                    panic!("the job crashed");
+                }
+                "unreachable"
+            },
+        ),
         tool_fn(
             "test_reconnection",
             "Tests SSE stream disconnection and client reconnection (SEP-1699)",
@@ -282,11 +329,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(2);
         }
     };
-    let server = serve_http(
-        McpServer::new(tools()?, "toolbox-conformance"),
-        address.as_str(),
-    )
-    .await?;
+    // `failing_job` is the suite's tool whose task is required.
+    let server = TASK_TOOLS
+        .into_iter()
+        .fold(
+            McpServer::new(tools()?, "toolbox-conformance"),
+            McpServer::task,
+        )
+        .task_required("failing_job");
+    let server = serve_http(server, address.as_str()).await?;
     eprintln!("serving the conformance tools at {}", server.url());
     tokio::signal::ctrl_c().await?;
     server.shutdown(std::time::Duration::from_secs(5)).await;

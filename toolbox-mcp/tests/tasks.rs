@@ -285,7 +285,7 @@ fn served(cancelled: Arc<AtomicUsize>) -> toolbox_mcp::McpServer<toolbox_core::F
     .unwrap();
     toolbox_mcp::McpServer::new(tools, "builder")
         .task("compile")
-        .task("wait")
+        .task_required("wait")
 }
 
 /// An rmcp client of `server`, declaring the tasks extension or not.
@@ -412,4 +412,28 @@ async fn mcp_tool_box_drives_a_toolbox_served_task() {
         (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
         (1, 1)
     );
+}
+
+#[tokio::test]
+async fn a_tool_served_only_as_a_task_refuses_a_client_without_the_extension() {
+    let plain = rmcp_client(served(Arc::default()), false).await;
+    let error = plain
+        .call_tool(CallToolRequestParams::new("wait"))
+        .await
+        .unwrap_err();
+    let rmcp::ServiceError::McpError(error) = error else {
+        panic!("a JSON-RPC error: {error}");
+    };
+    assert_eq!(error.code.0, -32021);
+    assert_eq!(
+        error.message,
+        "the tool `wait` runs only as an MCP task: declare the extension io.modelcontextprotocol/tasks to call it"
+    );
+    assert_eq!(
+        error.data,
+        Some(
+            json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        )
+    );
+    plain.cancel().await.unwrap();
 }

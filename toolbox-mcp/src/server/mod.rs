@@ -122,6 +122,15 @@ impl<B: ToolBox + 'static> McpServer<B> {
         self
     }
 
+    /// Serves the tool `tool` only as an MCP task, as [`task`](McpServer::task)
+    /// does; a client that did not declare the extension is refused with
+    /// `-32021` (missing required client capability) naming it.
+    pub fn task_required(mut self, tool: impl Into<String>) -> Self {
+        let tool = tool.into();
+        Arc::make_mut(&mut self.tasks.required).insert(tool.clone());
+        self.task(tool)
+    }
+
     /// Serves `view` as a `ui://` resource (`resources/list`,
     /// `resources/read`) for the MCP Apps hosts that render the tools
     /// naming it (`#[tool(ui = "ui://…")]`, `FnTool::ui`), and advertises
@@ -426,11 +435,13 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             transport,
         );
         crate::telemetry::continue_trace(&span, &meta);
-        let as_task = self.tasks.serves(&tool)
-            && context
-                .client_capabilities()
-                .is_some_and(|capabilities| capabilities.supports_tasks());
-        let result = if as_task {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        let refused = (!declared).then(|| self.tasks.refusal(&tool)).flatten();
+        let result = if let Some(refusal) = refused {
+            Err(refusal)
+        } else if declared && self.tasks.serves(&tool) {
             // The task's call is cancelled by `tasks/cancel`, not by the
             // `tools/call` request that created it (already answered).
             let mut context = context;

@@ -20,12 +20,35 @@ const POLL_MS: u64 = 100;
 pub(super) struct Tasks {
     pub(super) manager: Arc<TaskManager>,
     pub(super) tools: Arc<HashSet<String>>,
+    /// The tools served only as tasks: a client without the extension is
+    /// refused (`-32021`).
+    pub(super) required: Arc<HashSet<String>>,
 }
 
 impl Tasks {
     /// Whether `tool` is served as a task.
     pub(super) fn serves(&self, tool: &str) -> bool {
         self.tools.contains(tool)
+    }
+
+    /// The refusal of `tool` to a client without the extension, where the
+    /// tool is served only as a task.
+    pub(super) fn refusal(&self, tool: &str) -> Option<ErrorData> {
+        self.required.contains(tool).then(|| {
+            ErrorData::new(
+                rmcp::model::ErrorCode(-32021),
+                format!(
+                    "the tool `{}` runs only as an MCP task: declare the extension {} to call it",
+                    toolbox_core::args::echo(tool),
+                    rmcp::model::TASKS_EXTENSION_ID
+                ),
+                Some(serde_json::json!({
+                    "requiredCapabilities": {
+                        "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}
+                    }
+                })),
+            )
+        })
     }
 
     /// Runs `call` as a task: `cancel` is the call's cancellation, which
