@@ -51,6 +51,7 @@ impl ServerHandler for TaskServer {
         Ok(ListToolsResult::with_all_items(vec![
             tool("report", "Writes the report, in three steps"),
             tool("forever", "Never finishes"),
+            tool("delete", "Deletes, once the user confirms"),
         ]))
     }
 
@@ -83,6 +84,26 @@ impl ServerHandler for TaskServer {
                     )]))
                 })
             }),
+            "delete" => self.tasks.spawn(options, move |ctx| {
+                Box::pin(async move {
+                    let question: rmcp::model::InputRequest = serde_json::from_value(json!({
+                        "method": "elicitation/create",
+                        "params": {
+                            "mode": "form",
+                            "message": "Delete the file?",
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {"confirm": {"type": "boolean", "default": false}},
+                            }
+                        }
+                    }))
+                    .unwrap();
+                    let answer = ctx.request_input("confirm-1", question).await?;
+                    Ok(CallToolResult::success(vec![ContentBlock::text(
+                        answer.to_string(),
+                    )]))
+                })
+            }),
             _ => self.tasks.spawn(options, move |ctx| {
                 Box::pin(async move {
                     ctx.cancelled().await;
@@ -100,6 +121,15 @@ impl ServerHandler for TaskServer {
         _: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
@@ -436,4 +466,67 @@ async fn a_tool_served_only_as_a_task_refuses_a_client_without_the_extension() {
         )
     );
     plain.cancel().await.unwrap();
+}
+
+/// An application's client handler: confirms what the server asks, once
+/// (a second question would be a second answer).
+#[derive(Clone, Default)]
+struct Confirming {
+    asked: Arc<AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Confirming {
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _: RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let request = serde_json::to_value(&request).unwrap();
+        assert_eq!(request["message"], "Delete the file?");
+        Ok(
+            serde_json::from_value(json!({"action": "accept", "content": {"confirm": true}}))
+                .unwrap(),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_tasks_question_is_answered_by_the_applications_handler() {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let service = TaskServer::default().serve(server_side).await.unwrap();
+        let _ = service.waiting().await;
+    });
+    let confirming = Confirming::default();
+    let remote = McpToolBox::transport(client_side)
+        .handler(confirming.clone())
+        .connect()
+        .await
+        .unwrap();
+    let (handler, starts, ends) = counting();
+    let response = remote
+        .call("delete", &json!({}), &Context::new(), &handler)
+        .await;
+    assert!(!response.is_error, "{}", response.content);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&response.content).unwrap(),
+        json!({"action": "accept", "content": {"confirm": true}})
+    );
+    assert_eq!(confirming.asked.load(Ordering::SeqCst), 1, "asked once");
+    assert_eq!(
+        (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+
+    // Without a handler of the application's, the question is declined,
+    // and the task ends with the server's answer to that.
+    let remote = connect(TaskServer::default(), Timeouts::default()).await;
+    let response = remote
+        .call("delete", &json!({}), &Context::new(), &ToolHandler::empty())
+        .await;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&response.content).unwrap()["action"],
+        "decline"
+    );
 }

@@ -95,7 +95,7 @@ impl Routes {
 pub(super) struct Watcher<H> {
     pub(super) shared: Arc<Shared>,
     pub(super) progress: Listeners,
-    pub(super) app: H,
+    pub(super) app: Arc<H>,
     /// Declares MCP Apps' extension in the handshake's capabilities.
     pub(super) renders_apps: bool,
 }
@@ -176,21 +176,7 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let defaults = schema_defaults(&request);
-        let mut result = self.app.create_elicitation(request, context).await?;
-        // SEP-1034: an accepted form's omitted fields take the requested
-        // schema's defaults.
-        if result.action == rmcp::model::ElicitationAction::Accept && !defaults.is_empty() {
-            let mut content = match result.content.take() {
-                Some(Value::Object(content)) => content,
-                _ => Map::new(),
-            };
-            for (name, default) in defaults {
-                content.entry(name).or_insert(default);
-            }
-            result.content = Some(Value::Object(content));
-        }
-        Ok(result)
+        elicit(&*self.app, request, context).await
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -229,6 +215,70 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
         }
         info
     }
+}
+
+/// The application's answer to an elicitation: SEP-1034's defaults fill
+/// the omitted fields of an accepted form.
+async fn elicit<H: ClientHandler>(
+    app: &H,
+    request: ElicitRequestParams,
+    context: RequestContext<RoleClient>,
+) -> Result<ElicitResult, ErrorData> {
+    let defaults = schema_defaults(&request);
+    let mut result = app.create_elicitation(request, context).await?;
+    if result.action == rmcp::model::ElicitationAction::Accept && !defaults.is_empty() {
+        let mut content = match result.content.take() {
+            Some(Value::Object(content)) => content,
+            _ => Map::new(),
+        };
+        for (name, default) in defaults {
+            content.entry(name).or_insert(default);
+        }
+        result.content = Some(Value::Object(content));
+    }
+    Ok(result)
+}
+
+/// Answers a server's input request (a task's `inputRequests`) with the
+/// application's handler, as its own request would be answered.
+pub(super) type Answerer = Arc<
+    dyn Fn(
+            rmcp::model::InputRequest,
+            RequestContext<RoleClient>,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ErrorData>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// The [`Answerer`] of the application's handler `app`.
+#[allow(deprecated)]
+pub(super) fn answerer<H: ClientHandler>(app: Arc<H>) -> Answerer {
+    use rmcp::model::InputRequest;
+    Arc::new(move |request, context| {
+        let app = app.clone();
+        Box::pin(async move {
+            let answer = match request {
+                InputRequest::Elicitation(request) => {
+                    serde_json::to_value(elicit(&*app, request.params, context).await?)
+                }
+                InputRequest::CreateMessage(request) => {
+                    serde_json::to_value(app.create_message(request.params, context).await?)
+                }
+                InputRequest::ListRoots(_) => serde_json::to_value(app.list_roots(context).await?),
+                other => {
+                    return Err(ErrorData::invalid_request(
+                        format!(
+                            "this client cannot answer the input request {}",
+                            serde_json::to_string(&other).unwrap_or_default()
+                        ),
+                        None,
+                    ))
+                }
+            };
+            answer.map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        })
+    })
 }
 
 /// The `default` of each property of an elicitation's form.

@@ -63,6 +63,8 @@ pub struct McpToolBox {
     origin: String,
     name: String,
     watch: Option<tokio::task::AbortHandle>,
+    /// The application's handler, answering a task's input requests.
+    answer: handler::Answerer,
 }
 
 impl std::fmt::Debug for McpToolBox {
@@ -239,10 +241,12 @@ impl McpToolBox {
             expires: Mutex::new(None),
             reconnects: reconnects.clone(),
         });
+        let app = Arc::new(handler);
+        let answer = handler::answerer(app.clone());
         let watcher = Watcher {
             shared: shared.clone(),
             progress: progress.clone(),
-            app: handler,
+            app,
             renders_apps,
         };
         let service = open(watcher.into_dyn())
@@ -299,6 +303,7 @@ impl McpToolBox {
             origin,
             name,
             watch: Some(watch),
+            answer,
         })
     }
 
@@ -453,7 +458,14 @@ impl McpToolBox {
         match answer.map_err(service_error)? {
             ServerResult::CallToolResult(result) => Ok(result),
             ServerResult::CreateTaskResult(created) => {
-                tasks::drive(&self.peer, tool, created.task, Some(&listener)).await
+                tasks::drive(
+                    &self.peer,
+                    &self.answer,
+                    tool,
+                    created.task,
+                    Some(&listener),
+                )
+                .await
             }
             _ => Err(ToolError::Transport {
                 message: "the MCP server answered a tool call with something else".to_owned(),
@@ -737,7 +749,7 @@ impl McpToolBox {
                 match self.peer.call_tool_once(params).await.map_err(service_error)? {
                     CallToolResponse::Complete(result) => Ok(result),
                     CallToolResponse::Task(created) => {
-                        tasks::drive(&self.peer, &tool, created.task, None).await
+                        tasks::drive(&self.peer, &self.answer, &tool, created.task, None).await
                     }
                     // This client handshakes with `initialize`: a server
                     // of that era asks for input with requests of its own.

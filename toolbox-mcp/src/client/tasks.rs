@@ -4,19 +4,25 @@
 //! one end.
 //!
 //! The task is polled with `tasks/get` at the server's interval; each new
-//! status message is reported as progress; the result comes inline once the
-//! task completes. A call dropped before that (its limit passed, the turn
+//! status message is reported as progress; each new input request is
+//! answered by the application's client handler and sent back with
+//! `tasks/update`; the result comes inline once the task completes. A call dropped before that (its limit passed, the turn
 //! cancelled) sends `tasks/cancel`. Past the task's ttl the server may have
 //! forgotten it, and the call ends with an error saying so.
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, CancelTaskParams, GetTaskParams, Task, TaskPayload};
+use rmcp::model::{
+    CallToolResult, CancelTaskParams, GetTaskParams, NumberOrString, Task, TaskPayload,
+    UpdateTaskParams,
+};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleClient};
 use tokio::time::Instant;
 use toolbox_core::ToolError;
 
 use super::cause::service_error;
+use super::handler::Answerer;
 use crate::progress::{McpProgress, Progress};
 
 /// The interval used when the server names none.
@@ -60,6 +66,7 @@ fn interval(task: &Task) -> Duration {
 /// end: its result, or an error naming the task and what ended it.
 pub(super) async fn drive(
     peer: &Peer<RoleClient>,
+    answer: &Answerer,
     tool: &str,
     mut task: Task,
     listener: Option<&McpProgress>,
@@ -71,6 +78,9 @@ pub(super) async fn drive(
         peer: peer.clone(),
         task_id: Some(task_id.clone()),
     };
+    // The input requests answered, by key (unique over the task's life):
+    // a poll before the server took the answers shows them again.
+    let mut answered = std::collections::HashSet::new();
     let mut reports = 0u32;
     let mut last_message: Option<String> = None;
     let mut report = |task: &Task| {
@@ -138,12 +148,34 @@ pub(super) async fn drive(
                         .unwrap_or_default()
                 )));
             }
-            TaskPayload::InputRequired { .. } => {
-                // Cancelled on the way out (`abandon`): a task left waiting
-                // for input would hold the server's resources until its ttl.
-                return Err(ToolError::failed(format!(
-                    "the MCP server's task `{task_id}` for `{tool}` asks for input (tasks/update), which this client does not give inside a call; the task was cancelled"
-                )));
+            TaskPayload::InputRequired { input_requests } => {
+                // Each new question goes to the application's handler, as
+                // the server's own request would; the answers go back with
+                // `tasks/update`. An answer that fails ends the call, and
+                // the task is cancelled on the way out (`abandon`).
+                let mut responses = rmcp::model::InputResponses::new();
+                for (key, request) in input_requests {
+                    if answered.contains(&key) {
+                        continue;
+                    }
+                    let context = RequestContext::new(
+                        NumberOrString::String(key.clone().into()),
+                        peer.clone(),
+                    );
+                    let value = answer(request, context).await.map_err(|e| {
+                        ToolError::failed(format!(
+                            "the MCP server's task `{task_id}` for `{tool}` asked for input (`{key}`), and the application's handler failed: {}",
+                            e.message
+                        ))
+                    })?;
+                    answered.insert(key.clone());
+                    responses.insert(key, value);
+                }
+                if !responses.is_empty() {
+                    peer.update_task(UpdateTaskParams::new(task_id.clone(), responses))
+                        .await
+                        .map_err(service_error)?;
+                }
             }
             _ if task.status.is_terminal() => {
                 abandon.task_id = None;
