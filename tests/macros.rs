@@ -791,6 +791,39 @@ fn the_ui_key_gives_the_tool_an_mcp_apps_view() {
         .is_some_and(|ui| ui.for_model() && ui.for_app()));
 }
 
+/// Builds the site, a while.
+#[tool(task)]
+fn build_site() -> String {
+    "built".to_owned()
+}
+
+/// Renders the film, only as a task.
+#[tool(task = "required")]
+fn render_film() -> String {
+    "rendered".to_owned()
+}
+
+#[test]
+fn the_task_key_marks_a_tool_to_run_as_an_mcp_task() {
+    assert_eq!(
+        spec(&BuildSiteTool, "build_site").task,
+        toolbox::TaskSupport::Optional
+    );
+    assert_eq!(
+        spec(&RenderFilmTool, "render_film").task,
+        toolbox::TaskSupport::Required
+    );
+    assert_eq!(
+        spec(&WeatherWithCardTool, "weather_with_card").task,
+        toolbox::TaskSupport::Never
+    );
+    // Serialized only where set.
+    let json = serde_json::to_value(spec(&RenderFilmTool, "render_film")).unwrap();
+    assert_eq!(json["task"], "required");
+    let json = serde_json::to_value(spec(&WeatherWithCardTool, "weather_with_card")).unwrap();
+    assert!(json.get("task").is_none());
+}
+
 /// Units in stock, for code the model writes.
 #[tool(callers(code))]
 fn inventory_for_code() -> u32 {

@@ -98,5 +98,5 @@ pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
 pub use ext::ToolBoxExt;
 pub use handler::ToolHandler;
 pub use response::ToolResponse;
-pub use spec::{Namespace, ToolAnnotations, ToolSpecification, ToolUi};
+pub use spec::{Namespace, TaskSupport, ToolAnnotations, ToolSpecification, ToolUi};
 pub use toolbox::{NamedToolBox, ToolBox};

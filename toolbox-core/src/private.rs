@@ -210,7 +210,19 @@ pub fn specification(
         examples: Vec::new(),
         ui: None,
         callers: crate::callers::Callers::DIRECT,
+        task: crate::spec::TaskSupport::Never,
     }
+}
+
+/// A generated specification with `#[tool(task)]` (`required`: only as a
+/// task).
+pub fn with_task(mut spec: ToolSpecification, required: bool) -> ToolSpecification {
+    spec.task = if required {
+        crate::spec::TaskSupport::Required
+    } else {
+        crate::spec::TaskSupport::Optional
+    };
+    spec
 }
 
 /// A generated specification with `#[tool(defer)]` / `#[tool_box(defer)]`

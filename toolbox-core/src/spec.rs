@@ -46,6 +46,33 @@ pub struct ToolSpecification {
     /// model wrote, or both (see [`program`](crate::program)).
     #[serde(default, skip_serializing_if = "Callers::is_direct_only")]
     pub callers: Callers,
+    /// Whether an MCP server runs the tool as a task (the
+    /// `io.modelcontextprotocol/tasks` extension) for clients that declared
+    /// it: a long call the client polls instead of waiting on.
+    #[serde(default, skip_serializing_if = "TaskSupport::is_never")]
+    pub task: TaskSupport,
+}
+
+/// Whether a served tool runs as an MCP task (`#[tool(task)]`,
+/// `FnTool::task`, [`ToolSpecification::with_task`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// A plain call (the default).
+    #[default]
+    Never,
+    /// A task for clients that declared the extension, a plain call for
+    /// the others.
+    Optional,
+    /// Only a task: a client without the extension is refused (`-32021`).
+    Required,
+}
+
+impl TaskSupport {
+    /// Whether it is [`TaskSupport::Never`].
+    pub fn is_never(&self) -> bool {
+        *self == TaskSupport::Never
+    }
 }
 
 /// A tool's MCP Apps metadata (`_meta.ui` of the
@@ -164,6 +191,7 @@ impl ToolSpecification {
             examples: Vec::new(),
             ui: None,
             callers: Callers::DIRECT,
+            task: TaskSupport::Never,
         }
     }
 
@@ -176,6 +204,12 @@ impl ToolSpecification {
     /// Sets who may call the tool (see [`program`](crate::program)).
     pub fn with_callers(mut self, callers: Callers) -> Self {
         self.callers = callers;
+        self
+    }
+
+    /// Sets whether an MCP server runs the tool as a task.
+    pub fn with_task(mut self, task: TaskSupport) -> Self {
+        self.task = task;
         self
     }
 

@@ -142,6 +142,31 @@ pub(crate) struct ToolArgs {
     pub app_only: Flag,
     /// Who may call the tool: `callers(direct, code)`.
     pub callers: Option<Callers>,
+    /// MCP Tasks: `task` (a task for clients that declared the extension)
+    /// or `task = "required"` (only as a task).
+    pub task: Option<Task>,
+}
+
+/// `#[tool(task)]` or `#[tool(task = "required")]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Task {
+    pub required: bool,
+}
+
+impl FromMeta for Task {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Task { required: false })
+    }
+
+    fn from_string(value: &str) -> darling::Result<Self> {
+        match value {
+            "optional" => Ok(Task { required: false }),
+            "required" => Ok(Task { required: true }),
+            _ => Err(darling::Error::custom(
+                "a tool runs as an MCP task with `task` (for clients that declared the extension) or `task = \"required\"` (only as a task)",
+            )),
+        }
+    }
 }
 
 /// `callers(direct, code)`: the model directly, code the model wrote, or
@@ -271,6 +296,7 @@ const TOOL_KEYS: &[&str] = &[
     "open_world",
     "read_only",
     "register",
+    "task",
     "timeout",
     "title",
     "ui",

@@ -209,6 +209,12 @@ fn specification(
         }
         None => specification,
     };
+    let specification = match tool.args.task {
+        Some(crate::attr::Task { required }) => {
+            quote!(#krate::macro_support::with_task(#specification, #required))
+        }
+        None => specification,
+    };
     let specification = match tool.args.callers.or(box_callers) {
         Some(crate::attr::Callers { direct, code }) => {
             quote!(#krate::macro_support::with_callers(#specification, #direct, #code))

@@ -59,6 +59,9 @@ pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
             .and_then(|meta| meta.get("ui"))
             .and_then(|ui| serde_json::from_value(ui.clone()).ok()),
         callers: toolbox_core::program::Callers::DIRECT,
+        // The extension's era has no per-tool flag on the wire: the server
+        // decides, and this client drives whatever task comes back.
+        task: toolbox_core::TaskSupport::Never,
     }
 }
 

@@ -293,10 +293,12 @@ impl Drop for Seen {
 fn served(cancelled: Arc<AtomicUsize>) -> toolbox_mcp::McpServer<toolbox_core::FnToolBox> {
     use toolbox_core::{tool_fn, FnToolBox};
     let tools = FnToolBox::new([
+        // Marked on the tool itself, as `#[tool(task)]` marks it.
         tool_fn("compile", "Compiles, a while", |_: ()| async {
             tokio::time::sleep(Duration::from_millis(50)).await;
             "compiled"
-        }),
+        })
+        .task(toolbox_core::TaskSupport::Optional),
         tool_fn(
             "wait",
             "Waits until cancelled",
@@ -313,9 +315,7 @@ fn served(cancelled: Arc<AtomicUsize>) -> toolbox_mcp::McpServer<toolbox_core::F
         ),
     ])
     .unwrap();
-    toolbox_mcp::McpServer::new(tools, "builder")
-        .task("compile")
-        .task_required("wait")
+    toolbox_mcp::McpServer::new(tools, "builder").task_required("wait")
 }
 
 /// An rmcp client of `server`, declaring the tasks extension or not.

@@ -166,6 +166,7 @@ impl FnTool {
                 examples: Vec::new(),
                 ui: None,
                 callers: crate::callers::Callers::DIRECT,
+                task: crate::spec::TaskSupport::Never,
             },
             invoke: Arc::new(invoke),
             check: Arc::new(move |arguments| take(arguments).map(drop)),
@@ -245,6 +246,14 @@ impl FnTool {
     /// never offered to a model.
     pub fn ui(mut self, ui: crate::spec::ToolUi) -> Self {
         self.specification.ui = Some(ui);
+        self
+    }
+
+    /// Runs the tool as an MCP task when served, for clients that declared
+    /// the extension ([`TaskSupport::Optional`](crate::TaskSupport)), or
+    /// only as one ([`TaskSupport::Required`](crate::TaskSupport)).
+    pub fn task(mut self, task: crate::spec::TaskSupport) -> Self {
+        self.specification.task = task;
         self
     }
 

@@ -95,6 +95,8 @@ impl Drop for SessionClock {
 impl<B: ToolBox + 'static> McpServer<B> {
     /// Serves `toolbox`, announcing itself as `name`.
     pub fn new(toolbox: B, name: impl Into<String>) -> Self {
+        // Tools marked to run as tasks (`#[tool(task)]`, `FnTool::task`).
+        let tasks = tasks::Tasks::marked(&toolbox.catalog());
         McpServer {
             toolbox: Arc::new(toolbox),
             handler: ToolHandler::empty(),
@@ -107,7 +109,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
             own_calls: Arc::default(),
             clock: Arc::default(),
             views: Arc::default(),
-            tasks: tasks::Tasks::default(),
+            tasks,
         }
     }
 
@@ -116,7 +118,8 @@ impl<B: ToolBox + 'static> McpServer<B> {
     /// once with a task the client polls (`tasks/get`, the result inline
     /// once done) and may cancel (`tasks/cancel` cancels the tool's
     /// `Context`). Clients without the extension get a plain call. The
-    /// extension is advertised once a tool is served this way.
+    /// extension is advertised once a tool is served this way. A tool
+    /// marked `#[tool(task)]` (or `FnTool::task`) is served so without it.
     pub fn task(mut self, tool: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.tasks.tools).insert(tool.into());
         self

@@ -26,6 +26,23 @@ pub(super) struct Tasks {
 }
 
 impl Tasks {
+    /// The tools of `catalog` whose specification asks to run as a task.
+    pub(super) fn marked(catalog: &[toolbox_core::ToolSpecification]) -> Self {
+        use toolbox_core::TaskSupport;
+        let named = |support: &[TaskSupport]| -> HashSet<String> {
+            catalog
+                .iter()
+                .filter(|spec| support.contains(&spec.task))
+                .map(|spec| spec.name.clone())
+                .collect()
+        };
+        Tasks {
+            manager: Arc::default(),
+            tools: Arc::new(named(&[TaskSupport::Optional, TaskSupport::Required])),
+            required: Arc::new(named(&[TaskSupport::Required])),
+        }
+    }
+
     /// Whether `tool` is served as a task.
     pub(super) fn serves(&self, tool: &str) -> bool {
         self.tools.contains(tool)
