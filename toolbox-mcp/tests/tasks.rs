@@ -151,13 +151,36 @@ impl ServerHandler for TaskServer {
     }
 }
 
-async fn connect(server: TaskServer, timeouts: Timeouts) -> McpToolBox {
+/// The client end of a duplex stream `server` serves.
+fn serving<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
     let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         let service = server.serve(server_side).await.unwrap();
         let _ = service.waiting().await;
     });
-    McpToolBox::transport(client_side)
+    client_side
+}
+
+/// Polls the task `task_id` until it ends (2 s at most): its last state.
+async fn until_terminal(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>,
+    task_id: &str,
+) -> rmcp::model::DetailedTask {
+    for _ in 0..200 {
+        let polled = client
+            .get_task(GetTaskParams::new(task_id.to_owned()))
+            .await
+            .unwrap();
+        if polled.task.task.status.is_terminal() {
+            return polled.task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the task `{task_id}` did not end within 2 s");
+}
+
+async fn connect(server: TaskServer, timeouts: Timeouts) -> McpToolBox {
+    McpToolBox::transport(serving(server))
         .timeouts(timeouts)
         .connect()
         .await
@@ -260,12 +283,7 @@ async fn a_task_past_the_calls_limit_is_cancelled_on_the_server() {
 async fn the_client_declares_tasks_so_servers_may_answer_with_them() {
     // rmcp refuses to answer with a task a client that did not declare the
     // extension (-32021); a plain rmcp client gets the plain call.
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        let service = TaskServer::default().serve(server_side).await.unwrap();
-        let _ = service.waiting().await;
-    });
-    let plain = ().serve(client_side).await.unwrap();
+    let plain = ().serve(serving(TaskServer::default())).await.unwrap();
     let answer = plain
         .call_tool(CallToolRequestParams::new("report"))
         .await
@@ -324,17 +342,12 @@ async fn rmcp_client(
     tasks: bool,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
     use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        let service = server.serve(server_side).await.unwrap();
-        let _ = service.waiting().await;
-    });
     let mut capabilities = ClientCapabilities::default();
     if tasks {
         capabilities = ClientCapabilities::builder().enable_tasks().build();
     }
     ClientConfig::new(capabilities, Implementation::new("test", "1"))
-        .serve(client_side)
+        .serve(serving(server))
         .await
         .unwrap()
 }
@@ -352,20 +365,7 @@ async fn a_served_task_tool_answers_with_a_task_only_to_clients_that_declared_it
     else {
         panic!("a declaring client gets a task");
     };
-    let task_id = created.task.task_id;
-    let mut done = None;
-    for _ in 0..200 {
-        let polled = client
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .unwrap();
-        if polled.task.task.status.is_terminal() {
-            done = Some(serde_json::to_value(&polled.task).unwrap());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let done = done.expect("the task finishes");
+    let done = serde_json::to_value(until_terminal(&client, &created.task.task_id).await).unwrap();
     assert_eq!(done["status"], "completed");
     assert_eq!(done["result"]["content"][0]["text"], "compiled");
     client.cancel().await.unwrap();
@@ -399,40 +399,21 @@ async fn tasks_cancel_reaches_the_served_tools_context() {
         .cancel_task(CancelTaskParams::new(task_id.clone()))
         .await
         .unwrap();
-    let mut status = String::new();
-    for _ in 0..200 {
-        let polled = client
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .unwrap();
-        if polled.task.task.status.is_terminal() {
-            status = serde_json::to_value(polled.task.task.status)
-                .unwrap()
-                .as_str()
-                .unwrap()
-                .to_owned();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status, "cancelled");
+    let ended = until_terminal(&client, &task_id).await;
+    assert_eq!(
+        serde_json::to_value(ended.task.status).unwrap(),
+        "cancelled"
+    );
     assert_eq!(cancelled.load(Ordering::SeqCst), 1, "the tool saw it");
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn mcp_tool_box_drives_a_toolbox_served_task() {
-    let remote = McpToolBox::transport({
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            let service = served(Arc::default()).serve(server_side).await.unwrap();
-            let _ = service.waiting().await;
-        });
-        client_side
-    })
-    .connect()
-    .await
-    .unwrap();
+    let remote = McpToolBox::transport(serving(served(Arc::default())))
+        .connect()
+        .await
+        .unwrap();
     let (handler, starts, ends) = counting();
     let response = remote
         .call("compile", &json!({}), &Context::new(), &handler)
@@ -493,13 +474,8 @@ impl rmcp::ClientHandler for Confirming {
 
 #[tokio::test]
 async fn a_tasks_question_is_answered_by_the_applications_handler() {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        let service = TaskServer::default().serve(server_side).await.unwrap();
-        let _ = service.waiting().await;
-    });
     let confirming = Confirming::default();
-    let remote = McpToolBox::transport(client_side)
+    let remote = McpToolBox::transport(serving(TaskServer::default()))
         .handler(confirming.clone())
         .connect()
         .await

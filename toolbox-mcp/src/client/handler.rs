@@ -192,11 +192,13 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
             info.client_info.name = "toolbox".to_owned();
             info.client_info.version = env!("CARGO_PKG_VERSION").to_owned();
         }
+        let extensions = info
+            .capabilities
+            .extensions
+            .get_or_insert_with(Default::default);
         // A call the server turns into a task is driven to its end inside
         // the call (`tasks.rs`), so the extension is always declared.
-        info.capabilities
-            .extensions
-            .get_or_insert_with(Default::default)
+        extensions
             .entry(rmcp::model::TASKS_EXTENSION_ID.to_owned())
             .or_default();
         if self.renders_apps {
@@ -207,9 +209,7 @@ impl<H: ClientHandler> ClientHandler for Watcher<H> {
                 "mimeTypes".to_owned(),
                 Value::from(vec![crate::apps::UI_MIME_TYPE]),
             );
-            info.capabilities
-                .extensions
-                .get_or_insert_with(Default::default)
+            extensions
                 .entry(crate::apps::UI_EXTENSION.to_owned())
                 .or_insert(settings);
         }

@@ -424,11 +424,10 @@ impl McpToolBox {
     /// Calls a tool with its progress routed to `listener`.
     async fn call_listening(
         &self,
+        tool: &str,
         params: CallToolRequestParams,
         listener: McpProgress,
     ) -> Result<CallToolResult, ToolError> {
-        let tool = params.name.to_string();
-        let tool = tool.as_str();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer
@@ -742,22 +741,19 @@ impl McpToolBox {
         // server (`notifications/cancelled`); the session goes on.
         let result = match ctx.extension::<McpProgress>() {
             Some(listener) if listener.is_wanted() => {
-                self.call_listening(params, listener.clone()).await
+                self.call_listening(name, params, listener.clone()).await
             }
-            _ => {
-                let tool = params.name.to_string();
-                match self.peer.call_tool_once(params).await.map_err(service_error)? {
-                    CallToolResponse::Complete(result) => Ok(result),
-                    CallToolResponse::Task(created) => {
-                        tasks::drive(&self.peer, &self.answer, &tool, created.task, None).await
-                    }
-                    // This client handshakes with `initialize`: a server
-                    // of that era asks for input with requests of its own.
-                    _ => Err(ToolError::failed(format!(
-                        "the MCP server answered the call of `{tool}` with a request for input (input_required), which this client does not answer in a call"
-                    ))),
+            _ => match self.peer.call_tool_once(params).await.map_err(service_error)? {
+                CallToolResponse::Complete(result) => Ok(result),
+                CallToolResponse::Task(created) => {
+                    tasks::drive(&self.peer, &self.answer, name, created.task, None).await
                 }
-            }
+                // This client handshakes with `initialize`: a server of
+                // that era asks for input with requests of its own.
+                _ => Err(ToolError::failed(format!(
+                    "the MCP server answered the call of `{name}` with a request for input (input_required), which this client does not answer in a call"
+                ))),
+            },
         }?;
         from_result(&result)
     }

@@ -6,9 +6,10 @@
 //! The task is polled with `tasks/get` at the server's interval; each new
 //! status message is reported as progress; each new input request is
 //! answered by the application's client handler and sent back with
-//! `tasks/update`; the result comes inline once the task completes. A call dropped before that (its limit passed, the turn
-//! cancelled) sends `tasks/cancel`. Past the task's ttl the server may have
-//! forgotten it, and the call ends with an error saying so.
+//! `tasks/update`; the result comes inline once the task completes. A call
+//! dropped before that (its limit passed, the turn cancelled) sends
+//! `tasks/cancel`. Past the task's ttl the server may have forgotten it,
+//! and the call ends with an error saying so.
 
 use std::time::Duration;
 

@@ -438,13 +438,19 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             transport,
         );
         crate::telemetry::continue_trace(&span, &meta);
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|capabilities| capabilities.supports_tasks());
-        let refused = (!declared).then(|| self.tasks.refusal(&tool)).flatten();
+        // Whether the client declared the Tasks extension, asked only for a
+        // tool served as a task (the capabilities are a copy).
+        let declared = self.tasks.serves(&tool).then(|| {
+            context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks())
+        });
+        let refused = (declared == Some(false))
+            .then(|| self.tasks.refusal(&tool))
+            .flatten();
         let result = if let Some(refusal) = refused {
             Err(refusal)
-        } else if declared && self.tasks.serves(&tool) {
+        } else if declared == Some(true) {
             // The task's call is cancelled by `tasks/cancel`, not by the
             // `tools/call` request that created it (already answered).
             let mut context = context;
