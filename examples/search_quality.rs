@@ -2,13 +2,15 @@
 //! tools of 25 real MCP servers (`tests/fixtures/search/servers/`, each a
 //! `tools/list` of a published package), judged on 415 tasks phrased as
 //! people state them (`tests/fixtures/search/queries.txt`, labelled easy or
-//! hard, each with every acceptable tool).
+//! hard, each with every acceptable tool), split by each task's text, and
+//! 117 more tasks for tuning only (`tests/fixtures/search/tune.txt`).
 //!
 //! Prints recall@1, recall@5 and MRR by difficulty, for the held-back
 //! `report` part (the figures in BENCHMARKS.md) and for the `tune` part
-//! rankers may be tuned on; `--misses` lists the tune part's misses. With
-//! the `semantic` feature the semantic ranker (the model alone) and the
-//! hybrid ranking are judged beside the lexical one, the model read from
+//! rankers may be tuned on; `--misses` lists each ranker's misses on the
+//! tune part. With the `semantic` feature the semantic ranker (the model
+//! alone) and the hybrid ranking are judged beside the lexical one, the
+//! model read from
 //! `TOOLBOX_MODEL` (default: `.interop/model/all-MiniLM-L6-v2`, where
 //! `scripts/fetch_model` puts the registry-shipped all-MiniLM-L6-v2).
 //!
@@ -82,10 +84,21 @@ fn fnv(text: &str) -> u64 {
     })
 }
 
-/// The labelled tasks; an unknown tool is an error naming its line.
+/// The labelled tasks: queries.txt split by each task's text, and tune.txt
+/// all tune; an unknown tool is an error naming its line.
 fn tasks(dir: &Path, specs: &[ToolSpecification]) -> Result<Vec<Task>, String> {
-    let path = dir.join("queries.txt");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tasks = read_tasks(&dir.join("queries.txt"), specs, |query| fnv(query) % 5 < 2)?;
+    tasks.extend(read_tasks(&dir.join("tune.txt"), specs, |_| true)?);
+    Ok(tasks)
+}
+
+/// One file of labelled tasks, each put on its side by `tune`.
+fn read_tasks(
+    path: &Path,
+    specs: &[ToolSpecification],
+    tune: impl Fn(&str) -> bool,
+) -> Result<Vec<Task>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut tasks = Vec::new();
     for (number, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -115,7 +128,7 @@ fn tasks(dir: &Path, specs: &[ToolSpecification]) -> Result<Vec<Task>, String> {
         tasks.push(Task {
             query: query.to_owned(),
             hard,
-            tune: fnv(query) % 5 < 2,
+            tune: tune(query),
             tools,
         });
     }
@@ -198,15 +211,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if std::env::args().any(|a| a == "--misses") {
-        let (_, lexical) = &rankers[0];
-        for task in tasks.iter().filter(|t| t.tune) {
-            let hits = lexical.search(&task.query, 5);
-            if !hits.iter().any(|h| task.tools.contains(&h.name)) {
-                let found: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
-                println!(
-                    "miss: {} => {:?} (wanted {:?})",
-                    task.query, found, task.tools
-                );
+        for (name, ranker) in &rankers {
+            for task in tasks.iter().filter(|t| t.tune) {
+                let hits = ranker.search(&task.query, 5);
+                if !hits.iter().any(|h| task.tools.contains(&h.name)) {
+                    let found: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+                    println!(
+                        "miss {name}: {} => {:?} (wanted {:?})",
+                        task.query, found, task.tools
+                    );
+                }
             }
         }
     }

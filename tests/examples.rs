@@ -373,7 +373,7 @@ fn figure(line: &str, name: &str) -> f64 {
 fn search_quality_on_the_held_back_tasks() {
     let out = run("search_quality");
     assert!(
-        out.contains("350 tools of 25 servers; 415 tasks (125 hard)"),
+        out.contains("350 tools of 25 servers; 532 tasks (234 hard)"),
         "{out}"
     );
     let line = out
