@@ -54,15 +54,106 @@ fn args_struct_ident(tool: &Tool) -> syn::Ident {
     )
 }
 
+/// A tool's arguments as the generated code reads them.
+struct ArgsShape {
+    /// The generated argument struct (none for `#[args]` / `Args<T>`).
+    definition: TokenStream,
+    /// The type the arguments deserialize into.
+    ty: TokenStream,
+    /// Every parameter's type is std's and has both traits
+    /// ([`plain_argument`]): the struct is plain and read directly, with no
+    /// bounds, lifetime or probes, which only keep a missing trait from
+    /// being reported twice.
+    plain: bool,
+}
+
+impl ArgsShape {
+    /// The arguments' JSON Schema.
+    fn parameters(&self, private: &TokenStream) -> TokenStream {
+        let ty = &self.ty;
+        if self.plain {
+            quote!(#private::parameters::<#ty>())
+        } else {
+            quote_spanned!(ty.span()=> (&&#private::ArgsProbe::<#ty>::new()).__toolbox_parameters())
+        }
+    }
+
+    /// The arguments read from `arguments`, or the error.
+    fn read(&self, private: &TokenStream) -> TokenStream {
+        let ty = &self.ty;
+        if self.plain {
+            quote!(arguments.deserialize_tool::<#ty>())
+        } else {
+            quote!((&&#private::ArgsProbe::<#ty>::new()).__toolbox_read(arguments))
+        }
+    }
+
+    /// The arguments checked without running the tool.
+    fn check(&self, private: &TokenStream) -> TokenStream {
+        let ty = &self.ty;
+        if self.plain {
+            quote!(#private::check::<#ty>(arguments))
+        } else {
+            quote!((&&#private::ArgsProbe::<#ty>::new()).__toolbox_check(arguments))
+        }
+    }
+}
+
+/// Whether a parameter's type is spelled as one of std's scalars or
+/// `String`, or an `Option`, `Vec` or `Box` of one: types with
+/// `Deserialize` and `JsonSchema`, for which the one-error-per-trait shape
+/// has nothing to catch. (A look-alike of the same name without them is
+/// still an error, reported by the derives as well.)
+fn plain_argument(ty: &Type) -> bool {
+    const SCALARS: &[&str] = &[
+        "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+        "u128", "usize", "f32", "f64", "String",
+    ];
+    const WRAPPERS: &[&str] = &["Option", "Vec", "Box"];
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    if path.qself.is_some() {
+        return false;
+    }
+    let segments = &path.path.segments;
+    // `String`, or a path through std, core or alloc (`std::string::String`).
+    let std_path = segments.len() == 1
+        || segments.first().is_some_and(|first| {
+            ["std", "core", "alloc"]
+                .iter()
+                .any(|root| first.ident == root)
+        });
+    let Some(last) = segments.last() else {
+        return false;
+    };
+    if !std_path {
+        return false;
+    }
+    match &last.arguments {
+        syn::PathArguments::None => SCALARS.iter().any(|name| last.ident == name),
+        syn::PathArguments::AngleBracketed(inner) => {
+            WRAPPERS.iter().any(|name| last.ident == name)
+                && inner.args.len() == 1
+                && matches!(inner.args.first(), Some(syn::GenericArgument::Type(inner)) if plain_argument(inner))
+        }
+        syn::PathArguments::Parenthesized(_) => false,
+    }
+}
+
 /// The generated argument struct (or none for `#[args]` / `Args<T>`), and
-/// the type the arguments deserialize into.
-fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
+/// how the arguments are read.
+fn args_struct(tool: &Tool, krate: &TokenStream) -> ArgsShape {
     if let Some((param, wrapped)) = tool.params.iter().find_map(|p| match &p.kind {
         ParamKind::Whole { wrapped } => Some((p, wrapped)),
         _ => None,
     }) {
         let ty = wrapped.as_ref().unwrap_or(&param.ty);
-        return (TokenStream::new(), quote_spanned!(ty.span()=> #ty));
+        return ArgsShape {
+            definition: TokenStream::new(),
+            ty: quote_spanned!(ty.span()=> #ty),
+            plain: false,
+        };
     }
     let ident = args_struct_ident(tool);
     let serde_path = format!("{krate}::serde").replace(' ', "");
@@ -116,7 +207,7 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
             "for<'__toolbox_b> {}: {schemars_path}::JsonSchema",
             quote!(#ty)
         ));
-        fields.push(quote_spanned! {ty.span()=> #(#attrs)* #field: #ty });
+        fields.push(respan(quote!(#(#attrs)* #field: #ty), Span::call_site()));
     }
     // Each parameter type's `Deserialize` and `JsonSchema` are bounds of
     // the derived impls: where a type lacks one, that impl does not apply
@@ -127,6 +218,27 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
     // nothing more. schemars takes bounds only on a generic type, hence
     // the lifetime; a bound naming no parameter of the impl must be
     // higher-ranked to be allowed, hence `for<'_>`.
+    let plain = tool.params.iter().all(|param| match &param.kind {
+        ParamKind::Arg { .. } => plain_argument(&param.ty),
+        _ => true,
+    });
+    if plain {
+        let definition = quote! {
+            #(#defaults)*
+            #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
+            #[serde(crate = #serde_path, deny_unknown_fields)]
+            #[schemars(crate = #schemars_path)]
+            #[allow(non_camel_case_types, dead_code)]
+            struct #ident {
+                #(#fields,)*
+            }
+        };
+        return ArgsShape {
+            definition,
+            ty: quote!(#ident),
+            plain,
+        };
+    }
     let bounds = bounds.join(", ");
     let schema_bounds = schema_bounds.join(", ");
     let definition = quote! {
@@ -141,7 +253,11 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> (TokenStream, TokenStream) {
             __toolbox_lifetime: ::core::marker::PhantomData<&'__toolbox ()>,
         }
     };
-    (definition, quote!(#ident<'static>))
+    ArgsShape {
+        definition,
+        ty: quote!(#ident<'static>),
+        plain,
+    }
 }
 
 /// The type a tool's result is described by: the value, or the ok type of
@@ -155,7 +271,7 @@ fn output_type(tool: &Tool) -> Option<&Type> {
 
 fn specification(
     tool: &Tool,
-    args_ty: &TokenStream,
+    args: &ArgsShape,
     krate: &TokenStream,
     box_defer: bool,
     box_callers: Option<crate::attr::Callers>,
@@ -181,8 +297,7 @@ fn specification(
     );
     // Spanned on the type, so a whole-object type without a schema is
     // reported on its parameter.
-    let parameters = quote_spanned!(args_ty.span()=>
-        (&&#krate::macro_support::ArgsProbe::<#args_ty>::new()).__toolbox_parameters());
+    let parameters = args.parameters(&quote!(#krate::macro_support));
     let output = match output_type(tool) {
         Some(ty) => quote! {
             (&&#krate::macro_support::SchemaProbe::<#ty>::new()).__toolbox_output_schema()
@@ -243,6 +358,8 @@ fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
     let mut checks = Vec::new();
     for param in &tool.params {
         let ty = match &param.kind {
+            // std's types have both traits: nothing to assert.
+            ParamKind::Arg { .. } if plain_argument(&param.ty) => continue,
             ParamKind::Arg { .. } | ParamKind::Whole { wrapped: None } => &param.ty,
             ParamKind::Whole {
                 wrapped: Some(inner),
@@ -261,8 +378,10 @@ fn type_checks(tool: &Tool, krate: &TokenStream) -> TokenStream {
 }
 
 /// The `match` arm that runs one tool.
-fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
+fn dispatch_arm(tool: &Tool, args: &ArgsShape, krate: &TokenStream) -> TokenStream {
     let private = quote!(#krate::macro_support);
+    let span = Span::call_site();
+    let read = respan(args.read(&private), span);
     let name = &tool.name;
     let mut prepare = Vec::new();
     let mut call_args = Vec::new();
@@ -270,7 +389,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
         let ty = &param.ty;
         match &param.kind {
             ParamKind::Arg { .. } => {
-                let field = &param.ident;
+                let field = respan(param.ident.to_token_stream(), span);
                 call_args.push(quote!(__args.#field));
             }
             ParamKind::Whole { wrapped: Some(_) } => call_args.push(
@@ -300,7 +419,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
             }
         }
     }
-    let function = &tool.sig.ident;
+    let function = respan(tool.sig.ident.to_token_stream(), span);
     let call = if tool.has_receiver() {
         quote!(self.#function(#(#call_args),*))
     } else if tool.site == crate::ast::Site::Method {
@@ -360,7 +479,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     if whole {
         return quote! {
             #name => #private::DispatchFuture::ready(#private::guarded(|| {
-                let __args = (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_read(arguments)?;
+                let __args = #read?;
                 #(#prepare)*
                 let __out = #call;
                 #convert
@@ -370,7 +489,7 @@ fn dispatch_arm(tool: &Tool, args_ty: &TokenStream, krate: &TokenStream) -> Toke
     quote! {
         #name => {
             let __call = match #private::guarded(|| {
-                let __args = (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_read(arguments)?;
+                let __args = #read?;
                 #(#prepare)*
                 ::core::result::Result::Ok(#call)
             }) {
@@ -421,22 +540,24 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     let mut specs = Vec::new();
     let mut arms = Vec::new();
     let mut check_arms = Vec::new();
+    // The type checks keep the spans of the user's types: their errors are
+    // the ones a user reads, on the parameter or the return type.
     let checks: Vec<TokenStream> = tools.iter().map(|tool| type_checks(tool, krate)).collect();
+    // The rest is spanned at the attribute (`respan`), but for what
+    // reports an error in the user's terms (an injected or foreign
+    // parameter, a default's expression).
+    let span = Span::call_site();
     for tool in tools {
-        let (definition, args_ty) = args_struct(tool, krate);
-        structs.push(definition);
-        specs.push(specification(
-            tool,
-            &args_ty,
-            krate,
-            target.defer,
-            target.callers,
+        let args = args_struct(tool, krate);
+        structs.push(args.definition.clone());
+        specs.push(respan(
+            specification(tool, &args, krate, target.defer, target.callers),
+            span,
         ));
-        arms.push(dispatch_arm(tool, &args_ty, krate));
+        arms.push(dispatch_arm(tool, &args, krate));
         let name = &tool.name;
-        check_arms.push(
-            quote!(#name => (&&#private::ArgsProbe::<#args_ty>::new()).__toolbox_check(arguments),),
-        );
+        let check = args.check(&private);
+        check_arms.push(respan(quote!(#name => #check,), span));
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let box_name = &target.name;
@@ -472,7 +593,6 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
                 .map(::std::borrow::Cow::Owned)),
         )
     };
-    let span = Span::call_site();
     quote_spanned! {span=>
         #[allow(unused_qualifications, non_snake_case)]
         const _: () = {
@@ -551,4 +671,30 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
             }
         };
     }
+}
+
+/// `tokens` with every token, delimiters included, spanned at `span`.
+///
+/// The generated code is spanned at the attribute where no error of the
+/// user's is reported from it. A token spanned in a method's text moves
+/// whenever any text before it changes length, and each move makes the
+/// incremental compiler check and build again every item holding one: all
+/// the tools' generated code, for an edit in the first tool's body. The
+/// attribute's place moves only with edits above it.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                TokenTree::Group(respanned)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
 }
