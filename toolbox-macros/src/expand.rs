@@ -202,11 +202,14 @@ fn args_struct(tool: &Tool, krate: &TokenStream) -> ArgsShape {
             }
             None => {}
         }
-        bounds.push(format!("{}: {serde_path}::Deserialize<'de>", quote!(#ty)));
-        schema_bounds.push(format!(
-            "for<'__toolbox_b> {}: {schemars_path}::JsonSchema",
-            quote!(#ty)
-        ));
+        // std's types have both traits: a bound on them checks nothing.
+        if !plain_argument(ty) {
+            bounds.push(format!("{}: {serde_path}::Deserialize<'de>", quote!(#ty)));
+            schema_bounds.push(format!(
+                "for<'__toolbox_b> {}: {schemars_path}::JsonSchema",
+                quote!(#ty)
+            ));
+        }
         fields.push(respan(quote!(#(#attrs)* #field: #ty), Span::call_site()));
     }
     // Each parameter type's `Deserialize` and `JsonSchema` are bounds of
