@@ -74,7 +74,7 @@ impl ArgsShape {
         if self.plain {
             quote!(#private::parameters::<#ty>())
         } else {
-            quote_spanned!(ty.span()=> (&&#private::ArgsProbe::<#ty>::new()).__toolbox_parameters())
+            quote!((&&#private::ArgsProbe::<#ty>::new()).__toolbox_parameters())
         }
     }
 
@@ -298,8 +298,8 @@ fn specification(
         flag(&tool.args.idempotent),
         flag(&tool.args.open_world),
     );
-    // Spanned on the type, so a whole-object type without a schema is
-    // reported on its parameter.
+    // A parameter without a schema is reported by the type checks, on the
+    // parameter: the probe says nothing more.
     let parameters = args.parameters(&quote!(#krate::macro_support));
     let output = match output_type(tool) {
         Some(ty) => quote! {
