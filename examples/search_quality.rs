@@ -10,9 +10,9 @@
 //! rankers may be tuned on; `--misses` lists each ranker's misses on the
 //! tune part. With the `semantic` feature the semantic ranker (the model
 //! alone) and the hybrid ranking are judged beside the lexical one, the
-//! model read from
-//! `TOOLBOX_MODEL` (default: `.interop/model/all-MiniLM-L6-v2`, where
-//! `scripts/fetch_model` puts the registry-shipped all-MiniLM-L6-v2).
+//! model read from `TOOLBOX_MODEL` (default:
+//! `.interop/model/all-MiniLM-L6-v2`, where `scripts/fetch_model` puts the
+//! registry-shipped all-MiniLM-L6-v2).
 //!
 //! ```sh
 //! cargo run --example search_quality

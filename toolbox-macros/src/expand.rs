@@ -99,16 +99,20 @@ impl ArgsShape {
     }
 }
 
+/// std's scalars and `String`, by the names a tool's signature spells them
+/// with: parameters of these types are read plainly ([`plain_argument`]),
+/// results of these types converted without a guard ([`plain_output`]).
+const STD_SCALARS: &[&str] = &[
+    "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize", "f32", "f64", "String",
+];
+
 /// Whether a parameter's type is spelled as one of std's scalars or
 /// `String`, or an `Option`, `Vec` or `Box` of one: types with
 /// `Deserialize` and `JsonSchema`, for which the one-error-per-trait shape
 /// has nothing to catch. (A look-alike of the same name without them is
 /// still an error, reported by the derives as well.)
 fn plain_argument(ty: &Type) -> bool {
-    const SCALARS: &[&str] = &[
-        "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
-        "u128", "usize", "f32", "f64", "String",
-    ];
     const WRAPPERS: &[&str] = &["Option", "Vec", "Box"];
     let Type::Path(path) = ty else {
         return false;
@@ -131,7 +135,7 @@ fn plain_argument(ty: &Type) -> bool {
         return false;
     }
     match &last.arguments {
-        syn::PathArguments::None => SCALARS.iter().any(|name| last.ident == name),
+        syn::PathArguments::None => STD_SCALARS.iter().any(|name| last.ident == name),
         syn::PathArguments::AngleBracketed(inner) => {
             WRAPPERS.iter().any(|name| last.ident == name)
                 && inner.args.len() == 1
@@ -510,13 +514,9 @@ fn dispatch_arm(tool: &Tool, args: &ArgsShape, krate: &TokenStream) -> TokenStre
 /// whose conversion cannot panic (the type still decides, through
 /// `PlainOutput`: a look-alike is converted with a guard).
 fn plain_output(output: &Output) -> bool {
-    const PLAIN: &[&str] = &[
-        "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
-        "u128", "usize", "f32", "f64", "String",
-    ];
     let plain = |ty: &Type| match ty {
         Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|last| {
-            last.arguments.is_none() && PLAIN.iter().any(|name| last.ident == name)
+            last.arguments.is_none() && STD_SCALARS.iter().any(|name| last.ident == name)
         }),
         Type::Reference(reference) => {
             matches!(&*reference.elem, Type::Path(path) if path.path.is_ident("str"))
@@ -552,7 +552,6 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
     let span = Span::call_site();
     for tool in tools {
         let args = args_struct(tool, krate);
-        structs.push(args.definition.clone());
         specs.push(respan(
             specification(tool, &args, krate, target.defer, target.callers),
             span,
@@ -561,6 +560,7 @@ pub(crate) fn generate(target: &BoxTarget, tools: &[Tool]) -> TokenStream {
         let name = &tool.name;
         let check = args.check(&private);
         check_arms.push(respan(quote!(#name => #check,), span));
+        structs.push(args.definition);
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let box_name = &target.name;
