@@ -8,10 +8,11 @@
 //! cargo run --features mcp --example mcp_proxy -- http://127.0.0.1:8765/mcp math_add '{"a": 40, "b": 2}'
 //! ```
 //!
-//! With `--serve` first, the proxied server is served again over stdio,
-//! results (images, resources, structured content) as the server sent them.
+//! With `--serve` first, the proxied server is served again over stdio
+//! (`McpServer::proxy`), results (images, resources, structured content)
+//! as the server sent them, and its MCP Apps tools and views as well.
 
-use toolbox::mcp::{serve_stdio, McpProgress, McpToolBox};
+use toolbox::mcp::{McpProgress, McpServer, McpToolBox};
 use toolbox::prelude::*;
 use toolbox::provider::Provider;
 
@@ -35,7 +36,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         eprintln!("connected to `{name}`, protocol {version}");
     }
     if serve {
-        return serve_stdio(remote, "toolbox-proxy").await;
+        return McpServer::proxy(remote, "toolbox-proxy")
+            .await?
+            .serve_stdio()
+            .await;
     }
     let ctx = Context::new();
     let specifications = remote.specifications(&ctx);

@@ -14,7 +14,11 @@ pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 pub const UI_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// One view: a `ui://` resource of HTML, with what the host applies.
+/// Read from a server, every key of its `_meta.ui` is kept (those this
+/// type does not name in [`other`](UiResource::other)), so a proxy serves
+/// the view as the server sent it.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct UiResource {
     /// The `ui://` URI tools name in `_meta.ui.resourceUri`.
     pub uri: String,
@@ -28,6 +32,11 @@ pub struct UiResource {
     pub permissions: Option<Value>,
     /// `_meta.ui.prefersBorder`: whether the host draws a border.
     pub prefers_border: Option<bool>,
+    /// `_meta.ui.domain`: the dedicated origin the view asks the host to
+    /// render it on (its form is the host's).
+    pub domain: Option<String>,
+    /// Every other key of `_meta.ui`, unchanged.
+    pub other: Map<String, Value>,
 }
 
 impl UiResource {
@@ -39,6 +48,8 @@ impl UiResource {
             csp: None,
             permissions: None,
             prefers_border: None,
+            domain: None,
+            other: Map::new(),
         }
     }
 
@@ -60,9 +71,15 @@ impl UiResource {
         self
     }
 
+    /// Sets the dedicated origin the view asks for (`_meta.ui.domain`).
+    pub fn domain(mut self, domain: impl Into<String>) -> Self {
+        self.domain = Some(domain.into());
+        self
+    }
+
     /// `_meta` with its `ui` object, or `None` when there is nothing to say.
     fn meta(&self) -> Option<MetaObject> {
-        let mut ui = Map::new();
+        let mut ui = self.other.clone();
         if let Some(csp) = &self.csp {
             ui.insert("csp".into(), csp.clone());
         }
@@ -71,6 +88,9 @@ impl UiResource {
         }
         if let Some(border) = self.prefers_border {
             ui.insert("prefersBorder".into(), Value::Bool(border));
+        }
+        if let Some(domain) = &self.domain {
+            ui.insert("domain".into(), Value::String(domain.clone()));
         }
         if ui.is_empty() {
             return None;
@@ -105,14 +125,36 @@ impl UiResource {
         let ResourceContents::TextResourceContents { text, meta, .. } = contents else {
             return None;
         };
-        let ui = meta.as_ref().and_then(|meta| meta.0.get("ui"));
-        let field = |key: &str| ui.and_then(|ui| ui.get(key)).cloned();
+        let mut ui = meta
+            .as_ref()
+            .and_then(|meta| meta.0.get("ui"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let prefers_border = match ui.remove("prefersBorder") {
+            Some(Value::Bool(border)) => Some(border),
+            Some(other) => {
+                ui.insert("prefersBorder".into(), other);
+                None
+            }
+            None => None,
+        };
+        let domain = match ui.remove("domain") {
+            Some(Value::String(domain)) => Some(domain),
+            Some(other) => {
+                ui.insert("domain".into(), other);
+                None
+            }
+            None => None,
+        };
         Some(UiResource {
             uri: uri.to_owned(),
             html: text.clone(),
-            csp: field("csp"),
-            permissions: field("permissions"),
-            prefers_border: field("prefersBorder").and_then(|v| v.as_bool()),
+            csp: ui.remove("csp"),
+            permissions: ui.remove("permissions"),
+            prefers_border,
+            domain,
+            other: ui,
         })
     }
 }

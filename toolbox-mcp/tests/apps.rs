@@ -1,6 +1,6 @@
 //! MCP Apps through `McpToolBox`: a view-only tool (`_meta.ui.visibility`
 //! without `"model"`) is never offered to a model, is listed and called on
-//! the view's path, and `_meta.ui` crosses a proxy unchanged.
+//! the view's path, and a proxy serves every tool and view unchanged.
 
 use std::time::Duration;
 
@@ -131,30 +131,75 @@ async fn a_view_only_tool_is_kept_from_the_model_and_reached_by_the_view() {
     server.shutdown(Duration::from_secs(5)).await;
 }
 
+/// The raw `tools/list` of the server at `url`, as JSON, by rmcp's own
+/// client: what a host reads.
+async fn raw_listing(url: &str) -> Vec<serde_json::Value> {
+    // rmcp's HTTP client builds on reqwest without a TLS provider chosen.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+    let client = ().serve(transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    tools
+        .into_iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect()
+}
+
 #[tokio::test]
-async fn meta_ui_crosses_a_proxy_unchanged() {
+async fn a_proxy_serves_every_tool_and_view_unchanged_and_the_host_sorts_them() {
     let origin = serve_http(weather_server(), "127.0.0.1:0").await.unwrap();
     let remote = McpToolBox::http(origin.url()).connect().await.unwrap();
-    // A proxy serves the views of the tools it serves: read from the
-    // origin, registered again unchanged.
-    let view = remote.ui_resource("ui://weather/card").await.unwrap();
-    assert_eq!(view, card_view());
+    // The views the tools name, read from the origin.
+    assert_eq!(remote.ui_resources().await.unwrap(), [card_view()]);
     let proxy = serve_http(
-        McpServer::new(remote, "proxy").ui_resource(view),
+        McpServer::proxy(remote, "proxy").await.unwrap(),
         "127.0.0.1:0",
     )
     .await
     .unwrap();
-    let client = McpToolBox::http(proxy.url()).connect().await.unwrap();
-    let offered = client.specifications(&Context::new());
-    let weather = offered.iter().find(|s| s.name == "weather").unwrap();
-    assert_eq!(weather.ui, Some(card()));
-    // What the proxy's MCP listing says, as JSON.
-    let listed = Provider::Mcp.definition(weather).unwrap();
+    // A host reads the same listing from the proxy as from the origin:
+    // the view-only tool too, `_meta.ui` unchanged.
+    let direct = raw_listing(&origin.url()).await;
+    let proxied = raw_listing(&proxy.url()).await;
+    let names_of = |tools: &[serde_json::Value]| -> Vec<String> {
+        tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
     assert_eq!(
-        listed["_meta"]["ui"],
+        names_of(&proxied),
+        ["weather", "refresh_card", "forecast", "ping"]
+    );
+    assert_eq!(names_of(&direct), names_of(&proxied));
+    for (direct, proxied) in direct.iter().zip(&proxied) {
+        assert_eq!(direct["_meta"], proxied["_meta"], "{}", direct["name"]);
+    }
+    assert_eq!(
+        proxied[0]["_meta"]["ui"],
         json!({"resourceUri": "ui://weather/card", "visibility": ["model", "app"],
             "prefersBorder": true, "csp": {"connectDomains": ["https://api.weather.example"]}})
+    );
+    // A client of the proxy sorts them as it would the origin's: the
+    // model is not offered the view's tool; the view calls it through
+    // the proxy; the view reads its view from the proxy.
+    let client = McpToolBox::http(proxy.url()).connect().await.unwrap();
+    let ctx = Context::new();
+    let offered = client.specifications(&ctx);
+    assert_eq!(names(&offered), ["weather", "forecast", "ping"]);
+    assert_eq!(
+        offered.iter().find(|s| s.name == "weather").unwrap().ui,
+        Some(card())
+    );
+    let handler = ToolHandler::empty();
+    let answered = client
+        .call_for_app("refresh_card", &json!({}), &ctx, &handler)
+        .await;
+    assert_eq!(answered.content, "refreshed");
+    assert_eq!(
+        client.ui_resource("ui://weather/card").await.unwrap(),
+        card_view()
     );
     proxy.shutdown(Duration::from_secs(5)).await;
     origin.shutdown(Duration::from_secs(5)).await;

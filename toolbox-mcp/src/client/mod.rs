@@ -35,6 +35,7 @@ use cause::{handshake_error, service_error};
 use handler::{token_key, Listeners, Listening, Watcher};
 
 pub use crate::connection::HttpConnection;
+pub use apps::ProxyTools;
 pub(crate) use connect::Reconnects;
 pub use connect::{McpConnect, Timeouts};
 use pin::Pins;

@@ -146,6 +146,12 @@ impl<B: ToolBox + 'static> McpServer<B> {
         self
     }
 
+    /// Serves each of `views`, as [`ui_resource`](McpServer::ui_resource)
+    /// does.
+    pub fn ui_resources(self, views: impl IntoIterator<Item = crate::apps::UiResource>) -> Self {
+        views.into_iter().fold(self, McpServer::ui_resource)
+    }
+
     /// Whether every UI tool's view is registered (and every view is a
     /// `ui://` URI): the check serving starts with.
     pub fn check_views(&self) -> Result<(), String> {
@@ -267,6 +273,25 @@ fn stateless(meta: &Map<String, Value>) -> bool {
     meta.get(PROTOCOL_VERSION)
         .and_then(Value::as_str)
         .is_some_and(|version| version >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
+}
+
+impl McpServer<crate::client::ProxyTools> {
+    /// Serves `remote` again, announcing itself as `name`: every tool its
+    /// server lists, the model's and its MCP Apps views' alike, with
+    /// `_meta.ui` unchanged ([`ProxyTools`](crate::client::ProxyTools)),
+    /// and every view those tools name, read from the server now and
+    /// served as it sent them ([`McpToolBox::ui_resources`]). A view the
+    /// server cannot serve is an error naming it. Views are read once: a
+    /// view the server changes later is served as it was read.
+    ///
+    /// [`McpToolBox::ui_resources`]: crate::McpToolBox::ui_resources
+    pub async fn proxy(
+        remote: crate::McpToolBox,
+        name: impl Into<String>,
+    ) -> Result<Self, toolbox_core::ToolError> {
+        let views = remote.ui_resources().await?;
+        Ok(McpServer::new(remote.for_proxy(), name).ui_resources(views))
+    }
 }
 
 impl<B: ToolBox + 'static> Clone for McpServer<B> {
