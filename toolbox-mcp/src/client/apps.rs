@@ -72,7 +72,7 @@ impl ToolBox for AppView<'_> {
 }
 
 /// An [`McpToolBox`] to serve again (a proxy, with
-/// [`McpServer::proxy`](crate::McpServer::proxy) or
+/// [`McpServer::proxy`](crate::server::McpServer::proxy) or
 /// `McpServer::new(remote.for_proxy(), ..)`): every tool the server lists,
 /// the model's and its views' alike, each with its `_meta.ui` unchanged,
 /// and every call forwarded whoever makes it. A proxy cannot tell a
@@ -129,7 +129,7 @@ impl McpToolBox {
 
     /// Every MCP Apps view the server's tools name, each read once
     /// (`resources/read`), in the order the tools name them: what a proxy
-    /// serves again ([`McpServer::proxy`](crate::McpServer::proxy) does).
+    /// serves again ([`McpServer::proxy`](crate::server::McpServer::proxy) does).
     /// A view the server cannot serve is an error naming the view and the
     /// tool that names it.
     pub async fn ui_resources(&self) -> Result<Vec<UiResource>, ToolError> {

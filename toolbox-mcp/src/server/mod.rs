@@ -284,9 +284,9 @@ impl McpServer<crate::client::ProxyTools> {
     /// server cannot serve is an error naming it. Views are read once: a
     /// view the server changes later is served as it was read.
     ///
-    /// [`McpToolBox::ui_resources`]: crate::McpToolBox::ui_resources
+    /// [`McpToolBox::ui_resources`]: crate::client::McpToolBox::ui_resources
     pub async fn proxy(
-        remote: crate::McpToolBox,
+        remote: crate::client::McpToolBox,
         name: impl Into<String>,
     ) -> Result<Self, toolbox_core::ToolError> {
         let views = remote.ui_resources().await?;
