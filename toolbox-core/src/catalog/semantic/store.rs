@@ -7,18 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::embed::{fnv, Embedder, FNV_START};
-use super::{tool_text, ModelError};
+use super::{tool_texts, ModelError, VIEWS};
 use crate::catalog::{SearchHit, ToolSearch};
 use crate::spec::ToolSpecification;
 
-/// The key of a tool's vector: the fingerprint of the text embedded.
+/// The key of a vector: the fingerprint of the text embedded.
 fn text_key(text: &str) -> u64 {
     fnv(FNV_START, text.as_bytes())
-}
-
-/// The key of `spec`'s vector.
-fn key(spec: &ToolSpecification) -> u64 {
-    text_key(&tool_text(spec))
 }
 
 /// The first bytes of an embeddings file.
@@ -26,7 +21,8 @@ const MAGIC: &[u8; 16] = b"toolbox-embed-1\n";
 
 /// Tool embeddings by the fingerprint of the text embedded, for one model:
 /// a restart, or a server that lists its tools again, embeds only what
-/// changed.
+/// changed. Each tool has two texts embedded (its description, and its
+/// first sentence as a request), so two vectors.
 ///
 /// The file is binary: a header naming the model's fingerprint and the
 /// vector length, then each entry's key and vector, little-endian.
@@ -124,8 +120,10 @@ impl Embeddings {
 
     /// Keeps `vector` as `spec`'s embedding, for vectors computed elsewhere
     /// (a batch job, another process with the same model): an index built
-    /// with this store uses it instead of embedding the tool. The vector is
-    /// scaled to unit length; one of the wrong length is refused.
+    /// with this store uses it for each of the tool's texts instead of
+    /// embedding the tool (a text two tools share keeps the vector given
+    /// last). The vector is scaled to unit length; one of the wrong length
+    /// is refused.
     pub fn insert(&mut self, spec: &ToolSpecification, vector: Vec<f32>) -> Result<(), ModelError> {
         if vector.len() != self.dimensions {
             return Err(ModelError::Inference(format!(
@@ -141,11 +139,14 @@ impl Embeddings {
         } else {
             vector
         };
-        self.vectors.insert(key(spec), vector);
+        for text in tool_texts(spec) {
+            self.vectors.insert(text_key(&text), vector.clone());
+        }
         Ok(())
     }
 
-    /// How many vectors it holds.
+    /// How many vectors it holds (two a tool, fewer where two tools'
+    /// texts are the same).
     pub fn len(&self) -> usize {
         self.vectors.len()
     }
@@ -174,10 +175,11 @@ impl Embeddings {
 pub struct SemanticIndex {
     embedder: Arc<Embedder>,
     names: Vec<String>,
-    /// Every tool's unit vector, one after another, each number scaled to
-    /// an `i8` by its vector's scale: a query reads a quarter of the bytes
-    /// (10,000 tools: 3.8 MB, not 15.4 MB, streamed past the model's
-    /// weights), and a similarity moves by under 0.002.
+    /// Every tool's unit vectors (one a text, [`VIEWS`] a tool), one after
+    /// another, each number scaled to an `i8` by its vector's scale: a
+    /// query reads a quarter of the bytes (10,000 tools: 7.7 MB, not 30.7
+    /// MB, streamed past the model's weights), and a similarity moves by
+    /// under 0.002.
     vectors: Vec<i8>,
     /// Each vector's scale: its largest magnitude over 127.
     scales: Vec<f32>,
@@ -203,8 +205,8 @@ impl SemanticIndex {
         Self::with_embeddings(embedder, specs, &mut store)
     }
 
-    /// An index over `specs` that takes each tool's vector from `store`
-    /// when the same text was embedded before, embeds the others and adds
+    /// An index over `specs` that takes each tool's vectors from `store`
+    /// where the same text was embedded before, embeds the others and adds
     /// them to `store` (save it to keep them).
     pub fn with_embeddings<'s>(
         embedder: Arc<Embedder>,
@@ -214,32 +216,44 @@ impl SemanticIndex {
         if store.model != embedder.fingerprint() {
             *store = Embeddings::new(&embedder);
         }
-        let tools: Vec<(String, String)> = specs
+        let tools: Vec<(String, [String; VIEWS])> = specs
             .into_iter()
-            .map(|s| (s.name.clone(), tool_text(s)))
+            .map(|s| (s.name.clone(), tool_texts(s)))
             .collect();
-        let keys: Vec<u64> = tools.iter().map(|(_, text)| text_key(text)).collect();
-        let missing: Vec<usize> = (0..tools.len())
-            .filter(|&i| !store.vectors.contains_key(&keys[i]))
-            .collect();
-        let texts: Vec<&str> = missing.iter().map(|&i| tools[i].1.as_str()).collect();
-        for (&i, vector) in missing.iter().zip(embedder.embed(&texts)?) {
-            store.vectors.insert(keys[i], vector);
+        // Each text missing from the store, once (two tools may share one).
+        let mut missing: HashMap<u64, &str> = HashMap::new();
+        let mut embedded = 0;
+        for (_, texts) in &tools {
+            let mut new = false;
+            for text in texts {
+                let key = text_key(text);
+                if !store.vectors.contains_key(&key) {
+                    missing.insert(key, text);
+                    new = true;
+                }
+            }
+            embedded += usize::from(new);
         }
-        let mut vectors = Vec::with_capacity(tools.len() * embedder.dimensions());
-        let mut scales = Vec::with_capacity(tools.len());
-        for (key, (name, _)) in keys.iter().zip(&tools) {
-            let vector = store.vectors.get(key).ok_or_else(|| {
-                ModelError::Inference(format!("the model gave no vector for tool `{name}`"))
-            })?;
-            scales.push(quantize(vector, &mut vectors));
+        let (keys, texts): (Vec<u64>, Vec<&str>) = missing.into_iter().unzip();
+        for (key, vector) in keys.into_iter().zip(embedder.embed(&texts)?) {
+            store.vectors.insert(key, vector);
+        }
+        let mut vectors = Vec::with_capacity(tools.len() * VIEWS * embedder.dimensions());
+        let mut scales = Vec::with_capacity(tools.len() * VIEWS);
+        for (name, texts) in &tools {
+            for text in texts {
+                let vector = store.vectors.get(&text_key(text)).ok_or_else(|| {
+                    ModelError::Inference(format!("the model gave no vector for tool `{name}`"))
+                })?;
+                scales.push(quantize(vector, &mut vectors));
+            }
         }
         Ok(SemanticIndex {
             embedder,
             names: tools.into_iter().map(|(name, _)| name).collect(),
             vectors,
             scales,
-            embedded: missing.len(),
+            embedded,
         })
     }
 
@@ -254,11 +268,12 @@ impl SemanticIndex {
         self.names.len()
     }
 
-    /// The unit vector of the tool named `name`, as the index holds it
-    /// (each number within 0.1 % of the vector's largest of the model's).
+    /// The unit vector of the tool named `name`'s description (its first
+    /// text), as the index holds it (each number within 0.1 % of the
+    /// vector's largest of the model's).
     pub fn vector(&self, name: &str) -> Option<Vec<f32>> {
-        let i = self.names.iter().position(|n| n == name)?;
-        let dimensions = self.vectors.len() / self.names.len();
+        let i = VIEWS * self.names.iter().position(|n| n == name)?;
+        let dimensions = self.vectors.len() / self.scales.len();
         let scale = self.scales[i];
         Some(
             self.vectors[i * dimensions..(i + 1) * dimensions]
@@ -273,8 +288,8 @@ impl SemanticIndex {
         self.names.is_empty()
     }
 
-    /// Each tool's similarity to `query`, in the index's order; `None`
-    /// when the query cannot be embedded (logged).
+    /// Each tool's similarity to `query` (the better of its texts'), in the
+    /// index's order; `None` when the query cannot be embedded (logged).
     pub(super) fn similarities(&self, query: &str) -> Option<Vec<f32>> {
         let query = match self.embedder.embed(&[query]) {
             Ok(mut vectors) => vectors.pop()?,
@@ -285,11 +300,16 @@ impl SemanticIndex {
         };
         let dimensions = query.len().max(1);
         let (query, query_scale) = quantize_query(&query);
+        let texts: Vec<f32> = self
+            .vectors
+            .chunks_exact(dimensions)
+            .zip(&self.scales)
+            .map(|(text, scale)| dot(text, &query) as f32 * (scale * query_scale))
+            .collect();
         Some(
-            self.vectors
-                .chunks_exact(dimensions)
-                .zip(&self.scales)
-                .map(|(tool, scale)| dot(tool, &query) as f32 * (scale * query_scale))
+            texts
+                .chunks_exact(VIEWS)
+                .map(|views| views.iter().copied().fold(f32::MIN, f32::max))
                 .collect(),
         )
     }
