@@ -131,22 +131,8 @@ impl UiResource {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let prefers_border = match ui.remove("prefersBorder") {
-            Some(Value::Bool(border)) => Some(border),
-            Some(other) => {
-                ui.insert("prefersBorder".into(), other);
-                None
-            }
-            None => None,
-        };
-        let domain = match ui.remove("domain") {
-            Some(Value::String(domain)) => Some(domain),
-            Some(other) => {
-                ui.insert("domain".into(), other);
-                None
-            }
-            None => None,
-        };
+        let prefers_border = take(&mut ui, "prefersBorder", Value::as_bool);
+        let domain = take(&mut ui, "domain", |v| v.as_str().map(str::to_owned));
         Some(UiResource {
             uri: uri.to_owned(),
             html: text.clone(),
@@ -157,4 +143,16 @@ impl UiResource {
             other: ui,
         })
     }
+}
+
+/// `key`'s value taken out of `ui` where `typed` reads it; a value of
+/// another type stays in `ui` (the view's `other` keys), unchanged.
+fn take<T>(
+    ui: &mut Map<String, Value>,
+    key: &str,
+    typed: impl FnOnce(&Value) -> Option<T>,
+) -> Option<T> {
+    let value = ui.get(key).and_then(typed)?;
+    ui.remove(key);
+    Some(value)
 }

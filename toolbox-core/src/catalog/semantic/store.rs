@@ -220,29 +220,32 @@ impl SemanticIndex {
             .into_iter()
             .map(|s| (s.name.clone(), tool_texts(s)))
             .collect();
+        let keys: Vec<[u64; VIEWS]> = tools
+            .iter()
+            .map(|(_, texts)| texts.each_ref().map(|text| text_key(text)))
+            .collect();
         // Each text missing from the store, once (two tools may share one).
         let mut missing: HashMap<u64, &str> = HashMap::new();
         let mut embedded = 0;
-        for (_, texts) in &tools {
+        for ((_, texts), keys) in tools.iter().zip(&keys) {
             let mut new = false;
-            for text in texts {
-                let key = text_key(text);
-                if !store.vectors.contains_key(&key) {
-                    missing.insert(key, text);
+            for (text, key) in texts.iter().zip(keys) {
+                if !store.vectors.contains_key(key) {
+                    missing.insert(*key, text);
                     new = true;
                 }
             }
             embedded += usize::from(new);
         }
-        let (keys, texts): (Vec<u64>, Vec<&str>) = missing.into_iter().unzip();
-        for (key, vector) in keys.into_iter().zip(embedder.embed(&texts)?) {
+        let (new_keys, texts): (Vec<u64>, Vec<&str>) = missing.into_iter().unzip();
+        for (key, vector) in new_keys.into_iter().zip(embedder.embed(&texts)?) {
             store.vectors.insert(key, vector);
         }
         let mut vectors = Vec::with_capacity(tools.len() * VIEWS * embedder.dimensions());
         let mut scales = Vec::with_capacity(tools.len() * VIEWS);
-        for (name, texts) in &tools {
-            for text in texts {
-                let vector = store.vectors.get(&text_key(text)).ok_or_else(|| {
+        for ((name, _), keys) in tools.iter().zip(&keys) {
+            for key in keys {
+                let vector = store.vectors.get(key).ok_or_else(|| {
                     ModelError::Inference(format!("the model gave no vector for tool `{name}`"))
                 })?;
                 scales.push(quantize(vector, &mut vectors));
