@@ -231,6 +231,66 @@ async fn a_flood_of_abandoned_sessions_from_one_address_locks_nobody_out() {
     server.shutdown(Duration::from_secs(5)).await;
 }
 
+/// POSTs `message` on session `id`: the status and the answer's text.
+async fn post_on_session(url: &str, id: &str, message: serde_json::Value) -> (u16, String) {
+    let response = http()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", id)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap();
+    (
+        response.status().as_u16(),
+        response.text().await.unwrap_or_default(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_made_calls_outlives_a_flood_of_abandoned_initializes_from_its_address() {
+    // No authentication: the session in use and the flood are one client,
+    // 127.0.0.1, whose share (100 by default) the flood passes 30 times.
+    let server = serve_http(McpServer::new(tools(), "flooded"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let (status, id) = open_session(&url, "-").await;
+    assert_eq!(status, 200);
+    let id = id.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post_on_session(&url, &id, initialized).await.0, 202);
+    let ping = |n: u32| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+               "params": {"name": "ping", "arguments": {}}})
+    };
+    let (status, text) = post_on_session(&url, &id, ping(2)).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("pong"), "{text}");
+    let client = http();
+    for _ in 0..3_000 {
+        let status = client
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(INITIALIZE)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status.as_u16(), 200);
+    }
+    // The abandoned sessions made room for one another; the one in use,
+    // heard from before all of them, is still there.
+    let (status, text) = post_on_session(&url, &id, ping(3)).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("pong"), "{text}");
+    assert!(server.session_count().await <= 100);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_every_session_is_busy_a_new_one_waits() {
     let server = serve_http_with(

@@ -53,7 +53,10 @@ pub(super) struct GatedRouter {
 /// what this type saves the common request.)
 #[allow(clippy::large_enum_variant)]
 pub(super) enum GateFuture {
-    Direct(axum::routing::future::RouteFuture<std::convert::Infallible>),
+    Direct(
+        axum::routing::future::RouteFuture<std::convert::Infallible>,
+        Option<Watched>,
+    ),
     Checked(
         std::pin::Pin<
             Box<
@@ -75,7 +78,13 @@ impl std::future::Future for GateFuture {
     ) -> std::task::Poll<Self::Output> {
         // Every variant is `Unpin` (the router's future is, the other is a box).
         match self.get_mut() {
-            GateFuture::Direct(future) => std::pin::Pin::new(future).poll(cx),
+            GateFuture::Direct(future, watched) => {
+                let answer = std::task::ready!(std::pin::Pin::new(future).poll(cx));
+                if let (Some(watched), Ok(response)) = (watched.take(), &answer) {
+                    watched.read(response);
+                }
+                std::task::Poll::Ready(answer)
+            }
             GateFuture::Checked(future) => future.as_mut().poll(cx),
             GateFuture::Ready(response) => std::task::Poll::Ready(Ok(response
                 .take()
@@ -107,21 +116,47 @@ impl tower_service::Service<axum::extract::Request> for GatedRouter {
                 !self.gate.sessions.draining.load(Ordering::SeqCst),
             )));
         }
+        let post = request.method() == axum::http::Method::POST;
         let session = request.headers().get("mcp-session-id");
-        if let Some(id) = session.and_then(|v| v.to_str().ok()) {
-            self.gate.sessions.touch(id);
-        }
-        let opens_session = request.method() == axum::http::Method::POST && session.is_none();
+        let watched = session
+            .and_then(|v| v.to_str().ok())
+            .filter(|id| self.gate.sessions.touch(id) && post)
+            .map(|id| Watched {
+                sessions: self.gate.sessions.clone(),
+                id: id.to_owned(),
+            });
+        let opens_session = post && session.is_none();
         // The protected-resource metadata is public: it is how a client
         // learns where to get a token.
         let public = path.starts_with("/.well-known/");
         if public || (self.gate.auth.is_none() && !opens_session) {
-            return GateFuture::Direct(self.router.call(request));
+            return GateFuture::Direct(self.router.call(request), watched);
         }
         let (gate, router) = (self.gate.clone(), self.router.clone());
         GateFuture::Checked(Box::pin(async move {
-            Ok(admit(gate, router, request, opens_session).await)
+            let response = admit(gate, router, request, opens_session).await;
+            if let Some(watched) = watched {
+                watched.read(&response);
+            }
+            Ok(response)
         }))
+    }
+}
+
+/// A POST of a session yet to make a request after `initialize`: its
+/// answer tells whether it was one (`200`; a notification, such as
+/// `initialized`, is answered `202`), and if so the session is noted as
+/// used, to be ended only after the sessions that made none.
+pub(super) struct Watched {
+    sessions: Arc<Sessions>,
+    id: String,
+}
+
+impl Watched {
+    fn read(self, response: &axum::response::Response) {
+        if response.status() == axum::http::StatusCode::OK {
+            self.sessions.used(&self.id);
+        }
     }
 }
 

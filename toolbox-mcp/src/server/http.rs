@@ -32,8 +32,9 @@ const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "h
 
 impl Default for HttpOptions {
     /// Loopback `Host`s and `Origin`s only (a request without `Origin`, as
-    /// non-browser clients send, passes); at most 1,000 sessions (the idle
-    /// one used longest ago makes room for a new one), 100 of them per
+    /// non-browser clients send, passes); at most 1,000 sessions (an idle
+    /// one makes room for a new one, one that never made a request first),
+    /// 100 of them per
     /// client, each ended after 5 minutes without a request; request bodies
     /// of at most 4 MiB; no authentication; readiness at `/healthz`; no
     /// drain delay.
@@ -70,10 +71,13 @@ impl HttpOptions {
     }
 
     /// At most `max` sessions at once (≈ 57 KB each: 1,000 hold ≈ 57 MB).
-    /// At the cap, the session used longest ago that has no call in flight
-    /// is ended to make room (its next request is answered 404, and a
-    /// conforming client opens a new session); only when every session
-    /// has a call in flight is a new one answered 503 with `Retry-After`.
+    /// At the cap, a session with no call in flight is ended to make room
+    /// (its next request is answered 404, and a conforming client opens a
+    /// new session), in this order: the sessions that never made a request
+    /// after `initialize` (the `initialized` notification is not one)
+    /// before those that did, and among either the one heard from longest
+    /// ago. Only when every session has a call in flight is a new one
+    /// answered 503 with `Retry-After`.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
         self
@@ -85,11 +89,13 @@ impl HttpOptions {
     /// verified subject when [`bearer_auth`](HttpOptions::bearer_auth) is
     /// set, else the client's IP address (the peer's, or the one a
     /// [trusted proxy](HttpOptions::trusted_proxies) forwarded). At its
-    /// share, a client's own idle session used longest ago is ended to make
-    /// room for its new one (as at the cap in all); only when each of its
-    /// sessions has a call in flight is a new one answered 429 with
-    /// `Retry-After`. So one careless client (3,000 abandoned sessions)
-    /// uses up its own share, never the others'.
+    /// share, one of the client's own idle sessions is ended to make room
+    /// for its new one, in the order of the cap in all (one that never made
+    /// a request after `initialize` first, the oldest of them first); only
+    /// when each of its sessions has a call in flight is a new one answered
+    /// 429 with `Retry-After`. So one careless client (3,000 abandoned
+    /// `initialize`s) uses up its own share, never the others', and its
+    /// abandoned sessions end one another, never its session in use.
     pub fn max_sessions_per_client(mut self, max: usize) -> Self {
         self.max_sessions_per_client = Some(max.max(1));
         self

@@ -126,11 +126,21 @@ struct Session {
     /// Who opened it: the verified subject, else the peer's address.
     client: String,
     last: Instant,
+    /// Whether it made a request after `initialize` (notifications, such
+    /// as `initialized`, are not requests): a session that made none is
+    /// ended first.
+    used: bool,
     calls: Arc<AtomicUsize>,
 }
 
 /// The HTTP endpoint's sessions: who holds them, when each was last used,
-/// which have calls in flight. Bounded by the endpoint's session cap.
+/// which made a request, which have calls in flight. Bounded by the
+/// endpoint's session cap.
+///
+/// When a session must end to make room, it is one with no call in
+/// flight: a session that never made a request after `initialize` before
+/// any that did, and among either the one heard from longest ago. So
+/// abandoned `initialize`s end one another, never a session in use.
 #[derive(Default)]
 pub(crate) struct Sessions {
     table: Mutex<HashMap<String, Session>>,
@@ -139,15 +149,34 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    /// Notes a request of session `id`.
-    pub(crate) fn touch(&self, id: &str) {
+    /// Notes a message of session `id`; whether the session has yet to be
+    /// seen making a request (so the message's answer is worth reading:
+    /// see [`used`](Sessions::used)).
+    pub(crate) fn touch(&self, id: &str) -> bool {
+        match self
+            .table
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(id)
+        {
+            Some(session) => {
+                session.last = Instant::now();
+                !session.used
+            }
+            None => false,
+        }
+    }
+
+    /// Notes that session `id` made a request after `initialize`: it is
+    /// ended only after every idle session that made none.
+    pub(crate) fn used(&self, id: &str) {
         if let Some(session) = self
             .table
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get_mut(id)
         {
-            session.last = Instant::now();
+            session.used = true;
         }
     }
 
@@ -158,6 +187,7 @@ impl Sessions {
             Session {
                 client,
                 last: Instant::now(),
+                used: false,
                 calls: Arc::default(),
             },
         );
@@ -192,15 +222,15 @@ impl Sessions {
             .count()
     }
 
-    /// The least recently used session with no call in flight, taken out
-    /// of the table: the one to end so a new client is served.
+    /// The session to end so a new client is served, taken out of the
+    /// table: one with no call in flight, in the [eviction order](Sessions).
     pub(crate) fn evict_idle(&self) -> Option<String> {
         self.evict_where(|_| true)
     }
 
-    /// The least recently used session of `client` with no call in flight,
-    /// taken out of the table: the one to end so the client's new session
-    /// fits its share.
+    /// The session of `client` to end so the client's new session fits its
+    /// share, taken out of the table: one with no call in flight, in the
+    /// [eviction order](Sessions).
     pub(crate) fn evict_idle_of(&self, client: &str) -> Option<String> {
         self.evict_where(|s| s.client == client)
     }
@@ -210,7 +240,7 @@ impl Sessions {
         let id = table
             .iter()
             .filter(|(_, s)| which(s) && s.calls.load(Ordering::SeqCst) == 0)
-            .min_by_key(|(_, s)| s.last)
+            .min_by_key(|(_, s)| (s.used, s.last))
             .map(|(id, _)| id.clone())?;
         table.remove(&id);
         Some(id)
@@ -250,6 +280,42 @@ mod tests {
         sessions.retain_live(|id| id != "c");
         assert_eq!(sessions.len(), 0);
         assert_eq!(sessions.evict_idle(), None);
+    }
+
+    #[test]
+    fn sessions_that_never_made_a_request_end_before_those_that_did() {
+        let sessions = Sessions::default();
+        sessions.opened("worker".into(), "10.0.0.1".into());
+        assert!(sessions.touch("worker"), "a new session is yet to be used");
+        sessions.used("worker");
+        assert!(!sessions.touch("worker"));
+        assert!(!sessions.touch("unknown"));
+        std::thread::sleep(Duration::from_millis(2));
+        sessions.opened("old".into(), "10.0.0.1".into());
+        std::thread::sleep(Duration::from_millis(2));
+        sessions.opened("new".into(), "10.0.0.1".into());
+        // The unused ones go first, the oldest of them first, though the
+        // used one was heard from before either.
+        assert_eq!(sessions.evict_idle_of("10.0.0.1").as_deref(), Some("old"));
+        assert_eq!(sessions.evict_idle().as_deref(), Some("new"));
+        assert_eq!(sessions.evict_idle().as_deref(), Some("worker"));
+    }
+
+    #[test]
+    fn a_session_in_use_outlives_a_flood_of_abandoned_ones_from_its_client() {
+        let (sessions, share) = (Sessions::default(), 100);
+        sessions.opened("worker".into(), "10.0.0.1".into());
+        sessions.used("worker");
+        // As the gate admits each `initialize`: room first, then the session.
+        for n in 0..3_000 {
+            while sessions.held_by("10.0.0.1") >= share {
+                let ended = sessions.evict_idle_of("10.0.0.1").unwrap();
+                assert_ne!(ended, "worker", "after {n} abandoned sessions");
+            }
+            sessions.opened(format!("abandoned-{n}"), "10.0.0.1".into());
+        }
+        assert!(!sessions.touch("worker"), "the session in use is held");
+        assert_eq!(sessions.held_by("10.0.0.1"), share);
     }
 
     #[test]
