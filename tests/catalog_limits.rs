@@ -280,3 +280,58 @@ async fn an_unknown_tools_suggestions_name_only_callable_tools() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_hostile_query_is_refused_with_a_text_and_costs_no_more_than_a_short_one() {
+    use toolbox::catalog::{ToolIndex, ToolSearch};
+    let tools = Many::new();
+    let provider = Provider::OpenAiChat { strict: false };
+    let runner = TurnRunner::new(&tools).provider(provider);
+    let long_word = "x".repeat(400_000);
+    let many_words = "ab ".repeat(1_000_000);
+    let mut odd = String::new();
+    for i in 0..20_000u32 {
+        odd.push(char::from_u32(0x4e00 + i % 2000).unwrap());
+        odd.push_str("é\u{301}");
+    }
+    let expected = [
+        (
+            long_word.as_str(),
+            "the query is 400000 bytes; a search reads at most 1024",
+        ),
+        (
+            many_words.as_str(),
+            "the query is 3000000 bytes; a search reads at most 1024",
+        ),
+        (odd.as_str(), "bytes; a search reads at most 1024"),
+        (
+            &*"a ".repeat(40),
+            "the query has 40 words; a search reads at most 32",
+        ),
+    ];
+    for (query, said) in expected {
+        let body = json!({"choices": [{"message": {"tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": SEARCH_TOOL, "arguments": json!({"query": query}).to_string()}}]}}]});
+        let messages = step(&runner, provider, body).await;
+        let content = messages[0]["content"].as_str().unwrap();
+        assert!(content.contains(said), "{content}");
+        assert!(content.len() < 300, "{content}");
+    }
+    // Whoever calls the index directly: the query is read up to the bound,
+    // so the worst query costs about what a short one does (this bound is
+    // far above it; the quadratic split took 30 s).
+    let specs: Vec<ToolSpecification> = tools.specs.clone();
+    let index = ToolIndex::new(&specs);
+    for query in [long_word.as_str(), many_words.as_str(), odd.as_str()] {
+        let started = std::time::Instant::now();
+        let _ = index.search(query, 5);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+    assert_eq!(
+        index.search(&format!("invoice {long_word}"), 1)[0]
+            .name
+            .split('_')
+            .nth(1),
+        Some("invoice")
+    );
+}

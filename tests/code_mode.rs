@@ -342,11 +342,11 @@ async fn run_code_declares_every_tool_in_typescript_and_logs_come_back() {
     )
     .await;
     assert_eq!(answer.content, "checking 2\npong");
-    // A name the box does not have is not a function in the sandbox, and
+    // A name the box does not have fails as a direct call would, and
     // the bad input to run_code itself is an argument error.
     let answer = run(&code, "return await tools.nope({});").await;
     assert!(
-        answer.is_error && answer.content.contains("not a function"),
+        answer.is_error && answer.content.contains("unknown tool `nope`"),
         "{}",
         answer.content
     );
@@ -410,4 +410,297 @@ async fn run_on<B: ToolBox>(code: &CodeMode<B>, script: &str) -> ToolResponse {
     let arguments = json!({ "code": script });
     code.call(RUN_CODE, &arguments, &Context::new(), &ToolHandler::empty())
         .await
+}
+
+/// The sandbox threads alive in this process (Linux names them in
+/// `/proc`; elsewhere this reads none).
+fn sandbox_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with("toolbox-code"))
+        .count()
+}
+
+#[tokio::test]
+async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let limit = Duration::from_millis(1_000);
+    let code = CodeMode::new(bank(&ran)).limits(Limits {
+        time: limit,
+        ..Limits::default()
+    });
+    for script in [
+        "return Array.prototype.join.call({ length: 2 ** 53 - 1 }, '');",
+        "return Array.prototype.reverse.call({ length: 2 ** 53 - 1 });",
+        "return Array.prototype.join.call({ length: 3e8 }, '');",
+        "return [].concat({ length: 2 ** 32 - 2, [Symbol.isConcatSpreadable]: true }).length;",
+        "return new Array(2 ** 32 - 1).join(',').length;",
+        "return Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1);",
+        "return Array.prototype.includes.call({ length: 2 ** 53 - 1 }, 1);",
+        "return new Set(new Array(2 ** 32 - 1)).size;",
+        "return /(a+)+$/.test('a'.repeat(40) + 'b');",
+        "while (true) { try { for (;;) {} } catch (e) {} }",
+    ] {
+        let started = std::time::Instant::now();
+        let answer = run(&code, script).await;
+        let took = started.elapsed();
+        assert!(answer.is_error, "{script}: {}", answer.content);
+        assert!(took < limit * 2, "{script} answered after {took:?}");
+        assert!(
+            answer.content.contains("time limit of 1000 ms")
+                || answer.content.contains("elements a run may walk"),
+            "{script}: {}",
+            answer.content
+        );
+    }
+    // No sandbox thread is left spinning.
+    let mut left = sandbox_threads();
+    for _ in 0..50 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = sandbox_threads();
+    }
+    assert_eq!(left, 0, "sandbox threads still alive");
+    // The box is still usable.
+    assert_eq!(run(&code, "return 1 + 1;").await.content, "2");
+}
+
+#[tokio::test]
+async fn a_walk_past_the_heap_is_refused_with_its_own_text() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let answer = run(
+        &code,
+        "return Array.prototype.join.call({ length: 2 ** 53 - 1 }, '');",
+    )
+    .await;
+    assert_eq!(
+        answer.content.lines().next().unwrap(),
+        "the script threw: RangeError: Array.prototype.join: a length of 9007199254740991 is past the 4194304 elements a run may walk"
+    );
+    // Real arrays are walked as before.
+    let answer = run(&code, "return [3, 1, 2].sort().reverse().join('-');").await;
+    assert_eq!(answer.content, "3-2-1");
+}
+
+#[tokio::test]
+async fn what_a_failed_script_says_is_javascript_bounded_and_its_own() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran)).limits(Limits {
+        output: 1_000,
+        ..Limits::default()
+    });
+    let exact = [
+        ("throw {code: 42};", r#"the script threw: {"code":42}"#),
+        ("throw 42;", "the script threw: 42"),
+        ("throw null;", "the script threw: null"),
+        ("throw undefined;", "the script threw: undefined"),
+        ("throw false;", "the script threw: false"),
+        ("throw 'plain words';", "the script threw: plain words"),
+        ("throw 12n;", "the script threw: 12n"),
+        (
+            "return () => 1;",
+            "the script returned a function, which has no JSON form: return data (an object, an array, a string, a number)",
+        ),
+        (
+            "await new Promise(() => {});",
+            "the script's promise never settled: it awaited something that nothing resolves; await tool calls and promises the script itself resolves",
+        ),
+    ];
+    for (script, expected) in exact {
+        let answer = run(&code, script).await;
+        assert!(answer.is_error, "{script}");
+        assert_eq!(answer.content, expected, "{script}");
+    }
+    for script in [
+        "throw new Error('x'.repeat(5e6));",
+        "throw 'x'.repeat(5e6);",
+        "return Promise.reject(new Error('y'.repeat(5e6)));",
+        "throw {big: 'z'.repeat(5e6)};",
+    ] {
+        let answer = run(&code, script).await;
+        assert!(answer.is_error, "{script}");
+        assert!(
+            answer.content.len() <= 1_000,
+            "{script}: {} bytes",
+            answer.content.len()
+        );
+        assert!(
+            answer.content.contains("more bytes)"),
+            "{script}: {}",
+            answer.content
+        );
+    }
+    // No Rust forms, addresses or binding texts anywhere.
+    for script in [
+        "throw {code: 42};",
+        "throw Symbol('s');",
+        "return () => 1;",
+        "throw function named() {};",
+    ] {
+        let answer = run(&code, script).await;
+        for leak in [
+            "Object(0x",
+            "Int(",
+            "Null\"",
+            "Undefined\"",
+            "Bool(",
+            "Error converting",
+            "dead lock",
+        ] {
+            assert!(
+                !answer.content.contains(leak),
+                "{script}: {}",
+                answer.content
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_scripts_errors_carry_its_own_line_numbers_only() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let answer = run(&code, "const a = 1;\nconst b = 2;\nnull.boom;\n").await;
+    assert!(
+        answer.content.starts_with("the script threw: TypeError"),
+        "{}",
+        answer.content
+    );
+    assert!(answer.content.contains("script:3:"), "{}", answer.content);
+    assert!(!answer.content.contains("script:4:"), "{}", answer.content);
+    // A tool's failure points at the script's line, not the sandbox's own code.
+    let answer = run(&code, "\n\nawait tools.balance({});").await;
+    assert!(answer.content.contains("script:3:"), "{}", answer.content);
+    assert!(!answer.content.contains("toolbox:"), "{}", answer.content);
+    // Columns of the first line are the script's own.
+    let answer = run(&code, "null.boom;").await;
+    assert!(answer.content.contains("script:1:"), "{}", answer.content);
+    let answer = run(&code, "const x = (;").await;
+    assert!(
+        answer.content.starts_with("the script threw: SyntaxError"),
+        "{}",
+        answer.content
+    );
+    assert!(answer.content.contains("script:1:"), "{}", answer.content);
+}
+
+#[tokio::test]
+async fn a_misspelled_tool_is_answered_with_the_closest_names() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let answer = run(&code, "return await tools.balanse({ account: 'acc_1' });").await;
+    assert!(answer.is_error);
+    assert!(answer.content.contains("balanse"), "{}", answer.content);
+    assert!(answer.content.contains("`balance`"), "{}", answer.content);
+    // Caught like any failed call, and not counted as a call.
+    let answer = run(
+        &code,
+        "try { await tools.pnig({}); } catch (e) { return [e.message.includes('ping'), 'then' in tools, typeof tools.then]; }",
+    )
+    .await;
+    assert_eq!(answer.content, r#"[true,false,"undefined"]"#);
+    assert!(ran.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn no_clock_is_reachable_from_a_script() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    for script in [
+        "return performance.now();",
+        "return globalThis.performance.timeOrigin;",
+        "return new Date(0).constructor.now();",
+        "return Object.getPrototypeOf(new Date(0)).constructor.now();",
+        "return new (new Date(0).constructor)().getTime();",
+        "class D extends Date {}; return new D().getTime();",
+        "return Reflect.construct(Date, []).getTime();",
+        "return Date();",
+    ] {
+        let answer = run(&code, script).await;
+        assert!(answer.is_error, "{script} gave {}", answer.content);
+    }
+    let answer = run(
+        &code,
+        "class D extends Date {}; return new D(0).toISOString();",
+    )
+    .await;
+    assert_eq!(answer.content, "1970-01-01T00:00:00.000Z");
+}
+
+#[tokio::test]
+async fn arguments_from_a_script_are_read_as_a_direct_calls_are() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let deep = "let pad = {}; for (let i = 0; i < 200; i++) pad = { pad };";
+    let answer = run(
+        &code,
+        &format!("{deep} return await tools.balance({{ account: 'acc_1', pad }});"),
+    )
+    .await;
+    assert!(answer.is_error, "{}", answer.content);
+    assert!(
+        answer
+            .content
+            .contains("invalid arguments: the arguments nest deeper than 128 levels"),
+        "{}",
+        answer.content
+    );
+    // The direct call says the same.
+    let mut pad = json!({});
+    for _ in 0..200 {
+        pad = json!({ "pad": pad });
+    }
+    let direct = bank(&ran)
+        .call(
+            "balance",
+            &json!({"account": "acc_1", "pad": pad}),
+            &Context::new(),
+            &ToolHandler::empty(),
+        )
+        .await;
+    assert!(direct
+        .content
+        .contains("the arguments nest deeper than 128 levels"));
+    assert!(ran.lock().unwrap().is_empty(), "the tool never ran");
+    // Data a tool cannot take is refused in the script.
+    let answer = run(&code, "return await tools.ping(() => 1);").await;
+    assert!(
+        answer
+            .content
+            .contains("the input of tools.ping must be JSON data"),
+        "{}",
+        answer.content
+    );
+}
+
+#[tokio::test]
+async fn search_in_a_script_is_bounded() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let answer = run(&code, "return search('x'.repeat(4e5));").await;
+    assert!(
+        answer
+            .content
+            .contains("the query is 400000 bytes; a search reads at most 1024"),
+        "{}",
+        answer.content
+    );
+    let answer = run(&code, "return search('ab '.repeat(1e6));").await;
+    assert!(
+        answer.content.contains("a search reads at most"),
+        "{}",
+        answer.content
+    );
+    let answer = run(
+        &code,
+        "return search('balance of an account').map((h) => h.name);",
+    )
+    .await;
+    assert!(answer.content.contains("balance"), "{}", answer.content);
 }

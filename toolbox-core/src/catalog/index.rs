@@ -2,6 +2,7 @@
 //! tool's name, namespace, description and parameters.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -42,6 +43,52 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 /// How deep parameter names and descriptions are read.
 const MAX_SCHEMA_DEPTH: usize = 4;
+
+/// The most bytes of a query a search reads: a tool is described in a few
+/// words, and a longer query is cut here (the catalogue's `search_tools`
+/// and the code mode's `search()` refuse it, see [`check_query`]).
+pub const MAX_QUERY_BYTES: usize = 1024;
+/// The most words of a query a search reads.
+pub const MAX_QUERY_WORDS: usize = 32;
+/// The longest query word tried as a compound of two indexed words.
+const MAX_COMPOUND: usize = 40;
+
+/// Whether `query` is within what a search reads ([`MAX_QUERY_BYTES`],
+/// [`MAX_QUERY_WORDS`]); if not, a text the model can act on.
+///
+/// ```
+/// use toolbox_core::catalog::check_query;
+/// assert!(check_query("send an email").is_ok());
+/// let refused = check_query(&"x".repeat(5000)).unwrap_err();
+/// assert!(refused.starts_with("the query is 5000 bytes; a search reads at most 1024"));
+/// ```
+pub fn check_query(query: &str) -> Result<(), String> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(format!(
+            "the query is {} bytes; a search reads at most {MAX_QUERY_BYTES}: say what the tool should do in a few words",
+            query.len()
+        ));
+    }
+    let count = query.split_whitespace().count();
+    if count > MAX_QUERY_WORDS {
+        return Err(format!(
+            "the query has {count} words; a search reads at most {MAX_QUERY_WORDS}: say what the tool should do in a few words"
+        ));
+    }
+    Ok(())
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub(crate) fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// A BM25F index over tool specifications: built once, updated as tools
 /// are added or removed, searched in well under a millisecond for ten
@@ -152,8 +199,10 @@ impl ToolIndex {
 
     /// A word no tool uses, cut into two words tools do (`flowchart` →
     /// `flow` + `chart`), the longer first half first.
+    /// Words longer than 40 bytes are not tried: no two indexed words make
+    /// them, and each split costs the word's length.
     fn compound<'w>(&self, word: &'w str) -> Option<(&'w str, &'w str)> {
-        if word.len() < 6 || !word.is_ascii() {
+        if word.len() < 6 || word.len() > MAX_COMPOUND || !word.is_ascii() {
             return None;
         }
         (3..=word.len() - 3)
@@ -188,8 +237,10 @@ impl ToolSearch for ToolIndex {
         if self.live == 0 || limit == 0 {
             return Vec::new();
         }
+        // Bounded whatever the caller passes: the first bytes and words.
+        let mut asked = words(clip(query, MAX_QUERY_BYTES));
+        asked.truncate(MAX_QUERY_WORDS);
         let mut terms: Vec<(String, f32)> = Vec::new();
-        let asked = words(query);
         for word in asked.iter().cloned() {
             let known = self.postings.contains_key(&word);
             let weight = if known { SYNONYM } else { 1.0 };
@@ -293,12 +344,21 @@ const COMPOUND: f32 = 0.8;
 /// How much a tool gains when the query covers its name's words.
 const NAME_COVER: f32 = 1.0;
 
-/// The synonyms of a query word (by its stem).
+/// The synonyms of a query word (by its stem), from a table of the
+/// lexicon's stems built once.
 fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
-    SYNONYMS
-        .iter()
-        .filter(move |(said, _)| stem(said) == word)
-        .flat_map(|(_, meant)| meant.iter().copied())
+    static BY_STEM: OnceLock<HashMap<String, Vec<&'static str>>> = OnceLock::new();
+    let by_stem = BY_STEM.get_or_init(|| {
+        let mut by_stem: HashMap<String, Vec<&'static str>> = HashMap::new();
+        for (said, meant) in SYNONYMS {
+            by_stem
+                .entry(stem(said))
+                .or_default()
+                .extend(meant.iter().copied());
+        }
+        by_stem
+    });
+    by_stem.get(word).into_iter().flatten().copied()
 }
 
 /// The search words of a text: lower case, split at anything but a letter

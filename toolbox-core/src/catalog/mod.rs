@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-pub use index::{SearchHit, ToolIndex, ToolSearch};
+pub use index::{check_query, SearchHit, ToolIndex, ToolSearch, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 
 use crate::{
     args::ToolCall,
@@ -311,10 +311,11 @@ impl Catalog {
         self.hosted
     }
 
-    /// The tools that best match `query`, best first.
+    /// The tools that best match `query`, best first. A query past
+    /// [`MAX_QUERY_BYTES`] is cut there before any search reads it.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         self.search
-            .search(query, limit)
+            .search(index::clip(query, MAX_QUERY_BYTES), limit)
             .into_iter()
             .filter(|hit| self.by_name.contains_key(&hit.name))
             .collect()
@@ -571,6 +572,9 @@ impl Catalog {
                     )
                 }
             };
+        if let Err(refused) = check_query(&query) {
+            return ToolResponse::error(format!("invalid arguments at `query`: {refused}"));
+        }
         // Only tools the provider can be offered are revealed.
         let hits: Vec<&ToolSpecification> = self
             .search(&query, self.results)

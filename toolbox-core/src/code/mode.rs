@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc as sync_mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use rquickjs::{CatchResultExt, CaughtError, Function};
+use rquickjs::Function;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::args::{Arguments, ToolCall};
+use crate::args::{Arguments, ToolCall, MAX_DEPTH};
 use crate::callers::Caller;
-use crate::catalog::{one_line, ToolIndex, ToolSearch};
+use crate::catalog::{check_query, one_line, ToolIndex, ToolSearch};
 use crate::code::typescript;
 use crate::context::Context;
 use crate::dispatch::{BoxFuture, DispatchFuture};
@@ -209,6 +209,11 @@ bytes of answer.\n\n```ts\n{}",
 
     /// Runs `code` against the box: its answer, or the error that ended it
     /// (a thrown exception, a limit, a deferred approval).
+    ///
+    /// The run answers by its time limit (plus a grace of at most a second
+    /// for the interpreter to stop itself) whatever the script does: the
+    /// deadline is kept here, outside the interpreter, and the interpreter
+    /// is interrupted at the same time.
     pub async fn run(&self, code: &str, ctx: &Context) -> Result<ToolResponse, ToolError> {
         let specs = self.toolbox.specifications(ctx);
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
@@ -216,10 +221,11 @@ bytes of answer.\n\n```ts\n{}",
         let stop = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = StopOnDrop(stop.clone());
         let limits = self.limits;
-        let deadline = Instant::now() + limits.time;
+        let started = Instant::now();
+        let deadline = started + limits.time;
         let script = Script {
             code: code.to_owned(),
-            names,
+            names: names.clone(),
             limits,
             deadline,
             requests: sender,
@@ -239,7 +245,15 @@ bytes of answer.\n\n```ts\n{}",
         let mut calls = 0usize;
         let mut ended: Option<String> = None;
         let mut index: Option<ToolIndex> = None;
-        while let Some(request) = requests.recv().await {
+        // The interpreter stops itself at the deadline; this one holds if a
+        // builtin does not let it.
+        let hard_deadline = tokio::time::Instant::from_std(deadline + grace(limits.time));
+        loop {
+            let Ok(request) = tokio::time::timeout_at(hard_deadline, requests.recv()).await else {
+                stop.store(true, Ordering::Relaxed);
+                return Err(ToolError::failed(time_limit(limits)));
+            };
+            let Some(request) = request else { break };
             match request {
                 Request::Call {
                     name,
@@ -248,6 +262,12 @@ bytes of answer.\n\n```ts\n{}",
                 } => {
                     if ended.is_some() {
                         let _ = reply.send(Err("the run has ended".into()));
+                        continue;
+                    }
+                    if !names.contains(&name) {
+                        let unknown =
+                            ToolError::unknown_tool(&name, names.iter().map(String::as_str));
+                        let _ = reply.send(Err(unknown.model_message()));
                         continue;
                     }
                     calls += 1;
@@ -260,8 +280,19 @@ bytes of answer.\n\n```ts\n{}",
                         let _ = reply.send(Err("the run's call limit was reached".into()));
                         continue;
                     }
-                    let arguments =
-                        serde_json::from_str::<Value>(&arguments).unwrap_or(Value::Null);
+                    // The script's JSON, read as a direct call's object is:
+                    // past the depth a value may nest, refused with its text.
+                    let arguments = match serde_json::from_str::<Value>(&arguments) {
+                        Ok(arguments) => arguments,
+                        Err(_) => {
+                            let refused = ToolError::invalid_arguments(
+                                "",
+                                format!("the arguments nest deeper than {MAX_DEPTH} levels"),
+                            );
+                            let _ = reply.send(Err(refused.model_message()));
+                            continue;
+                        }
+                    };
                     let call = ToolCall::new(name.clone(), arguments)
                         .with_id(format!("{run_id}.{calls}"))
                         .with_caller(Caller::Code {
@@ -294,26 +325,31 @@ bytes of answer.\n\n```ts\n{}",
                     let _ = reply.send(answer);
                 }
                 Request::Search { query, reply } => {
-                    let index = index.get_or_insert_with(|| ToolIndex::new(&specs));
-                    let hits: Vec<Value> = index
-                        .search(&query, 5)
-                        .into_iter()
-                        .filter_map(|hit| specs.iter().find(|s| s.name == hit.name))
-                        .map(|spec| {
-                            json!({
-                                "name": spec.name,
-                                "description": one_line(&spec.description),
-                                "declaration": typescript::declaration(spec),
+                    // Bounded: a query past what a search reads is refused.
+                    let answer = check_query(&query).map(|()| {
+                        let index = index.get_or_insert_with(|| ToolIndex::new(&specs));
+                        let hits: Vec<Value> = index
+                            .search(&query, 5)
+                            .into_iter()
+                            .filter_map(|hit| specs.iter().find(|s| s.name == hit.name))
+                            .map(|spec| {
+                                json!({
+                                    "name": spec.name,
+                                    "description": one_line(&spec.description),
+                                    "declaration": typescript::declaration(spec),
+                                })
                             })
-                        })
-                        .collect();
-                    let _ = reply.send(Value::Array(hits).to_string());
+                            .collect();
+                        Value::Array(hits).to_string()
+                    });
+                    let _ = reply.send(answer);
                 }
                 Request::Done(result) => {
                     if let Some(reason) = ended {
                         return Err(ToolError::failed(reason));
                     }
-                    let answer = result.map_err(ToolError::failed)?;
+                    let answer = result
+                        .map_err(|error| ToolError::failed(clip_text(&error, limits.output)))?;
                     if answer.len() > limits.output {
                         return Err(ToolError::failed(format!(
                             "the run's answer is {} bytes, over its limit of {}: return less (a summary, the first rows, a count)",
@@ -329,6 +365,27 @@ bytes of answer.\n\n```ts\n{}",
             "the sandbox stopped without an answer".to_owned()
         })))
     }
+}
+
+/// How long past its deadline a run waits for the interpreter to stop
+/// itself: half the limit, at most a second.
+fn grace(time: Duration) -> Duration {
+    (time / 2).min(Duration::from_secs(1))
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), saying how
+/// much was left out.
+fn clip_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let note = format!(" … ({} more bytes)", text.len());
+    let mut end = max.saturating_sub(note.len() + 8);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left = text.len() - end;
+    format!("{} … ({left} more bytes)", &text[..end])
 }
 
 /// A tool's answer as the script sees it: its JSON, or its text as a
@@ -365,7 +422,7 @@ enum Request {
     },
     Search {
         query: String,
-        reply: sync_mpsc::SyncSender<String>,
+        reply: sync_mpsc::SyncSender<Result<String, String>>,
     },
     Done(Result<String, String>),
 }
@@ -380,38 +437,110 @@ struct Script {
     stop: Arc<AtomicBool>,
 }
 
-/// Set up before the model's code runs: the `tools` object, `search`,
-/// `console`, and a `Date` without a clock.
+/// The file name the script's own frames carry in a stack.
+const SCRIPT_FILE: &str = "script";
+
+/// What comes before the script on its first line: its line numbers are
+/// its own, and its first line's columns are shifted back by this much.
+const WRAP_OPEN: &str = "(async () => {";
+
+/// Set up before the model's code runs: the `tools` object (a misspelled
+/// tool answers with the closest names), `search`, `console`, no clock,
+/// builtins that walk an array-like's length bounded by the memory limit
+/// (QuickJS does not interrupt them), and `__describe`, which shows a
+/// thrown value as JavaScript would.
 const PRELUDE: &str = r#"
 "use strict";
 (() => {
   const call = globalThis.__call, find = globalThis.__search, names = JSON.parse(globalThis.__names);
+  const maxWalk = globalThis.__walk, wrapOpen = globalThis.__wrap;
   delete globalThis.__call; delete globalThis.__search; delete globalThis.__names;
-  const tools = {};
-  for (const name of names) {
-    tools[name] = (input) => {
-      const answer = JSON.parse(call(name, JSON.stringify(input === undefined ? {} : input)));
-      if ("error" in answer) throw new Error(answer.error);
-      return answer.ok;
-    };
-  }
-  globalThis.tools = Object.freeze(tools);
-  globalThis.search = (query) => JSON.parse(find(String(query)));
+  delete globalThis.__walk; delete globalThis.__wrap;
+  const parse = JSON.parse, stringify = JSON.stringify, apply = Reflect.apply, get = Reflect.get;
+  const define = Object.defineProperty, isArray = Array.isArray, spreadable = Symbol.isConcatSpreadable;
+  const invoke = (name, input) => {
+    const text = stringify(input === undefined ? {} : input);
+    if (typeof text !== "string") throw new TypeError(`the input of tools.${name} must be JSON data: an object of arguments`);
+    const answer = parse(call(name, text));
+    if ("error" in answer) throw new Error(answer.error);
+    return answer.ok;
+  };
+  const table = {};
+  for (const name of names) table[name] = (input) => invoke(name, input);
+  Object.freeze(table);
+  globalThis.tools = new Proxy(table, {
+    get(target, key, receiver) {
+      if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return get(target, key, receiver);
+      return (input) => invoke(key, input);
+    },
+  });
+  globalThis.search = (query) => {
+    const answer = parse(find(String(query)));
+    if ("error" in answer) throw new Error(answer.error);
+    return answer.ok;
+  };
   const lines = [];
-  const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+  const show = (v) => (typeof v === "string" ? v : stringify(v));
   const log = (...values) => { lines.push(values.map(show).join(" ")); };
   globalThis.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
   const noClock = () => { throw new Error("the sandbox has no clock: pass the time in as an argument, or ask a tool"); };
   const RealDate = Date;
-  globalThis.Date = new Proxy(RealDate, {
-    construct(target, args) { if (args.length === 0) noClock(); return new target(...args); },
+  const NoClockDate = new Proxy(RealDate, {
+    construct(target, args, newTarget) { if (args.length === 0) noClock(); return Reflect.construct(target, args, newTarget === NoClockDate ? target : newTarget); },
     apply() { noClock(); },
-    get(target, key) { return key === "now" ? noClock : Reflect.get(target, key); },
   });
-  Object.defineProperty(globalThis, "__finish", { value: (value) => {
+  define(RealDate, "now", { value: noClock, writable: false, configurable: false });
+  define(RealDate.prototype, "constructor", { value: NoClockDate, writable: true, configurable: true });
+  globalThis.Date = NoClockDate;
+  delete globalThis.performance;
+  const lengthOf = (o) => {
+    if (o === null || o === undefined) return 0;
+    const n = Number(Object(o).length);
+    return n > 0 ? n : 0;
+  };
+  const walk = (what, length) => {
+    if (length > maxWalk) throw new RangeError(`${what}: a length of ${length} is past the ${maxWalk} elements a run may walk`);
+  };
+  for (const name of ["join", "toString", "toLocaleString", "reverse", "fill", "copyWithin", "slice", "splice",
+    "flat", "flatMap", "sort", "toSorted", "toReversed", "toSpliced", "with", "shift", "unshift", "concat"]) {
+    const original = Array.prototype[name];
+    if (typeof original !== "function") continue;
+    const guarded = { [name](...args) {
+      let length = lengthOf(this);
+      if (name === "concat") for (const a of args) if (a !== null && typeof a === "object" && (isArray(a) || a[spreadable])) length += lengthOf(a);
+      walk(`Array.prototype.${name}`, length);
+      return apply(original, this, args);
+    } }[name];
+    define(Array.prototype, name, { value: guarded, writable: true, configurable: true, enumerable: false });
+  }
+  const frames = (stack) => stack.split("\n")
+    .filter((line) => line.includes("script:") && !line.includes("at <eval>"))
+    .map((line) => line.replace(/script:1:(\d+)/, (_, column) => `script:1:${Math.max(1, column - wrapOpen)}`));
+  const describe = (e) => {
+    try {
+      if (e instanceof Error) {
+        const head = `${e.name}: ${e.message}`;
+        const stack = typeof e.stack === "string" ? frames(e.stack) : [];
+        return [head, ...stack].join("\n");
+      }
+      switch (typeof e) {
+        case "string": return e;
+        case "bigint": return `${e}n`;
+        case "function": return `function ${e.name || "(anonymous)"}`;
+        case "symbol": case "undefined": return String(e);
+      }
+      const json = stringify(e);
+      return typeof json === "string" ? json : String(e);
+    } catch (_) {
+      return "a value that cannot be shown";
+    }
+  };
+  define(globalThis, "__describe", { value: describe });
+  define(globalThis, "__finish", { value: (value) => {
     let out = lines.join("\n");
     if (value !== undefined) {
-      const text = typeof value === "string" ? value : JSON.stringify(value);
+      const text = typeof value === "string" ? value : stringify(value);
+      if (typeof text !== "string") return { noJson: typeof value };
       out = out ? out + "\n" + text : text;
     }
     return out;
@@ -448,90 +577,146 @@ impl Script {
                     arguments,
                     reply,
                 });
-                let answer = match sent.ok().and_then(|()| answer.recv().ok()) {
-                    Some(Ok(value)) => format!("{{\"ok\":{value}}}"),
-                    Some(Err(error)) => json!({ "error": error }).to_string(),
-                    None => json!({"error": "the run was stopped"}).to_string(),
-                };
-                answer
+                envelope(sent.ok().and_then(|()| answer.recv().ok()))
             });
             let searches = self.requests.clone();
             let search = Function::new(ctx.clone(), move |query: String| {
                 let (reply, answer) = sync_mpsc::sync_channel(1);
                 let sent = searches.send(Request::Search { query, reply });
-                sent.ok()
-                    .and_then(|()| answer.recv().ok())
-                    .unwrap_or_else(|| "[]".to_owned())
+                envelope(sent.ok().and_then(|()| answer.recv().ok()))
             });
             let names = serde_json::to_string(&self.names).unwrap_or_else(|_| "[]".into());
+            // A dense array of this length would fill the heap (a value
+            // is 16 bytes), so no real array is refused.
+            let walk = (limits.memory / 16).max(1 << 16) as f64;
             let set_up = (|| {
                 globals.set("__call", call?)?;
                 globals.set("__search", search?)?;
                 globals.set("__names", names)?;
-                ctx.eval::<(), _>(PRELUDE)
+                globals.set("__walk", walk)?;
+                globals.set("__wrap", WRAP_OPEN.len() as f64)?;
+                ctx.eval_with_options::<(), _>(PRELUDE, options("toolbox"))
             })();
             set_up.map_err(started)?;
             let finish: Function<'_> = globals.get("__finish").map_err(started)?;
-            let wrapped = format!("(async () => {{\n{}\n}})()", self.code);
+            let describe: Function<'_> = globals.get("__describe").map_err(started)?;
+            let ended = Ended {
+                ctx: &ctx,
+                describe: &describe,
+                limits,
+                stop: &self.stop,
+                deadline,
+            };
+            // The script's first line is the wrapper's, so its line numbers are its own.
+            let wrapped = format!("{WRAP_OPEN}{}\n}})()", self.code);
             let promise: rquickjs::Promise<'_> = ctx
-                .eval(wrapped)
-                .catch(&ctx)
-                .map_err(|error| explain(error, limits, &self.stop, deadline))?;
-            let value: rquickjs::Value<'_> = promise
-                .finish()
-                .catch(&ctx)
-                .map_err(|error| explain(error, limits, &self.stop, deadline))?;
-            finish
-                .call::<_, String>((value,))
-                .catch(&ctx)
-                .map_err(|error| explain(error, limits, &self.stop, deadline))
+                .eval_with_options(wrapped, options(SCRIPT_FILE))
+                .map_err(|error| ended.explain(error))?;
+            let value: rquickjs::Value<'_> =
+                promise.finish().map_err(|error| ended.explain(error))?;
+            let out: rquickjs::Value<'_> = finish
+                .call((value,))
+                .map_err(|error| ended.explain(error))?;
+            if let Some(text) = out.as_string() {
+                return text.to_string().map_err(|error| ended.explain(error));
+            }
+            let kind: String = out
+                .as_object()
+                .and_then(|o| o.get("noJson").ok())
+                .unwrap_or_else(|| "value".to_owned());
+            Err(format!(
+                "the script returned a {kind}, which has no JSON form: return data (an object, an array, a string, a number)"
+            ))
         });
         drop(context);
         answer
     }
 }
 
-/// What ended a script, in words the model can act on.
-fn explain(error: CaughtError<'_>, limits: Limits, stop: &AtomicBool, deadline: Instant) -> String {
-    let text = match &error {
-        CaughtError::Exception(exception) => {
-            let message = exception.message().unwrap_or_default();
-            let stack = exception.stack().unwrap_or_default();
-            if stack.trim().is_empty() {
-                message
-            } else {
-                format!("{message}\n{}", stack.trim_end())
-            }
-        }
-        CaughtError::Value(value) => value
-            .as_string()
-            .and_then(|s| s.to_string().ok())
-            .unwrap_or_else(|| format!("{value:?}")),
-        CaughtError::Error(error) => error.to_string(),
-    };
-    if text.contains("interrupted") {
-        if Instant::now() >= deadline {
+/// The options a piece of code is evaluated with: global, strict, named.
+fn options(filename: &str) -> rquickjs::context::EvalOptions {
+    let mut options = rquickjs::context::EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(filename.to_owned());
+    options
+}
+
+/// A reply to the script: `{"ok": <JSON>}` or `{"error": <text>}`.
+fn envelope(answer: Option<Result<String, String>>) -> String {
+    match answer {
+        Some(Ok(value)) => format!("{{\"ok\":{value}}}"),
+        Some(Err(error)) => json!({ "error": error }).to_string(),
+        None => json!({"error": "the run was stopped"}).to_string(),
+    }
+}
+
+/// What is needed to say why a script ended.
+struct Ended<'a, 'js> {
+    ctx: &'a rquickjs::Ctx<'js>,
+    describe: &'a Function<'js>,
+    limits: Limits,
+    stop: &'a AtomicBool,
+    deadline: Instant,
+}
+
+impl Ended<'_, '_> {
+    /// What ended the script, in words the model can act on: a limit, or
+    /// the thrown value as JavaScript shows it. Never a binding's text.
+    fn explain(&self, error: rquickjs::Error) -> String {
+        let limits = self.limits;
+        if Instant::now() >= self.deadline {
             return time_limit(limits);
         }
-        if stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed) {
             return "the run was stopped".to_owned();
         }
+        let memory = || {
+            format!(
+                "the run used more than its memory limit of {} bytes: keep less in memory",
+                limits.memory
+            )
+        };
+        match error {
+            rquickjs::Error::Exception => {}
+            rquickjs::Error::Allocation => return memory(),
+            rquickjs::Error::WouldBlock => {
+                return "the script's promise never settled: it awaited something that nothing resolves; await tool calls and promises the script itself resolves".to_owned()
+            }
+            other => {
+                tracing::warn!(target: "toolbox::code", error = %other, "the code mode's interpreter failed");
+                return "the script could not be run by the sandbox".to_owned();
+            }
+        }
+        let thrown = self.ctx.catch();
+        // The interpreter's own errors, read without running script code.
+        let message = thrown
+            .as_object()
+            .filter(|_| thrown.as_exception().is_some())
+            .and_then(|o| o.get::<_, rquickjs::Value<'_>>("message").ok())
+            .and_then(|m| m.as_string().and_then(|s| s.to_string().ok()))
+            .unwrap_or_default();
+        if message == "out of memory" {
+            return memory();
+        }
+        if message.contains("stack overflow") || message.contains("call stack size") {
+            return format!(
+                "the run overflowed its stack limit of {} bytes: recurse less deeply",
+                limits.stack
+            );
+        }
+        let text = self
+            .describe
+            .call::<_, String>((thrown,))
+            .unwrap_or_else(|_| {
+                if Instant::now() >= self.deadline {
+                    time_limit(limits)
+                } else {
+                    "a value that cannot be shown".to_owned()
+                }
+            });
+        format!("the script threw: {}", clip_text(&text, limits.output))
     }
-    if text.contains("out of memory")
-        || matches!(error, CaughtError::Error(rquickjs::Error::Allocation))
-    {
-        return format!(
-            "the run used more than its memory limit of {} bytes: keep less in memory",
-            limits.memory
-        );
-    }
-    if text.contains("stack overflow") || text.contains("call stack size") {
-        return format!(
-            "the run overflowed its stack limit of {} bytes: recurse less deeply",
-            limits.stack
-        );
-    }
-    format!("the script threw: {text}")
 }
 
 impl<B: ToolBox> ToolBox for CodeMode<B> {
