@@ -437,3 +437,109 @@ async fn a_call_cancelled_before_it_starts_never_runs_the_tool() {
 fn every_tool_of_this_file_fits_every_provider() {
     common::assert_fits_every_provider(&tools(Default::default()));
 }
+
+/// A tool that cleans up when its call is cancelled, or ignores it.
+struct Careful {
+    cleaned: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+}
+
+struct OnDrop(Arc<AtomicUsize>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl ToolBox for Careful {
+    fn specifications(&self, _: &Context) -> Vec<ToolSpecification> {
+        vec![
+            ToolSpecification::new("export", "Exports rows; stops early when cancelled."),
+            ToolSpecification::new("stubborn", "Never looks at its cancellation."),
+        ]
+    }
+
+    fn dispatch<'a>(
+        &'a self,
+        name: &'a str,
+        _: Arguments<'a>,
+        ctx: &'a Context,
+    ) -> DispatchFuture<'a> {
+        let guard = OnDrop(self.dropped.clone());
+        DispatchFuture::new(async move {
+            let _guard = guard;
+            if name == "stubborn" {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                return Ok(ToolResponse::text("done"));
+            }
+            let token = ctx.cancellation().cloned().unwrap_or_default();
+            tokio::select! {
+                () = token.cancelled() => {
+                    // Cleanup that needs an await.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    self.cleaned.fetch_add(1, Ordering::SeqCst);
+                    Ok(ToolResponse::text("3 of 10 rows exported"))
+                }
+                () = tokio::time::sleep(Duration::from_secs(60)) => Ok(ToolResponse::text("all rows")),
+            }
+        })
+    }
+}
+
+async fn cancel_after(
+    toolbox: &Careful,
+    name: &str,
+    token: CancellationToken,
+) -> (ToolResponse, Counts) {
+    let ctx = Context::new().with_cancellation(token.clone());
+    let counts = Counts::default();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    });
+    let response = toolbox
+        .call(name, &json!({}), &ctx, &counts.handler())
+        .await;
+    canceller.await.unwrap();
+    (response, counts)
+}
+
+#[tokio::test]
+async fn a_cancelled_tool_sees_its_cancellation_and_has_a_grace_to_finish() {
+    let toolbox = Careful {
+        cleaned: Arc::default(),
+        dropped: Arc::default(),
+    };
+    // The tool's `cancelled()` branch runs, and what it answered reaches
+    // the model, marked cancelled; one end event, `Cancelled`.
+    let (response, counts) = cancel_after(&toolbox, "export", CancellationToken::new()).await;
+    assert_eq!(
+        response,
+        ToolResponse::error(
+            "the call was cancelled; before it stopped, the tool answered: 3 of 10 rows exported"
+        )
+    );
+    assert_eq!(toolbox.cleaned.load(Ordering::SeqCst), 1);
+    assert_eq!(counts.get(), (1, 0, 1));
+    assert_eq!(counts.kinds(), [ToolErrorKind::Cancelled]);
+
+    // A tool that ignores it is dropped when the grace is over.
+    let token = CancellationToken::new().with_grace(Duration::from_millis(50));
+    let started = std::time::Instant::now();
+    let (response, counts) = cancel_after(&toolbox, "stubborn", token).await;
+    assert_eq!(response, ToolResponse::error("the call was cancelled"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(toolbox.dropped.load(Ordering::SeqCst), 2);
+    assert_eq!(counts.get(), (1, 0, 1));
+
+    // No grace: dropped at once, the cleanup never runs.
+    let token = CancellationToken::new().with_grace(Duration::ZERO);
+    let (response, _) = cancel_after(&toolbox, "export", token).await;
+    assert_eq!(response, ToolResponse::error("the call was cancelled"));
+    assert_eq!(toolbox.cleaned.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        CancellationToken::new().grace(),
+        CancellationToken::DEFAULT_GRACE
+    );
+}

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -192,9 +193,26 @@ impl fmt::Debug for Context {
 }
 
 /// A signal that ends a call early. Clones share the signal.
-#[derive(Clone, Default)]
+///
+/// A cancelled call is not dropped at once: the tool sees its
+/// [`Context::is_cancelled`] (or awaits [`cancelled`](Self::cancelled))
+/// and has the token's [grace](Self::with_grace) (500 ms unless set) to
+/// clean up or answer with what it has. The call ends `Cancelled` either
+/// way (a text it answered is kept for the model), and a call still
+/// running when the grace is over is dropped.
+#[derive(Clone)]
 pub struct CancellationToken {
     inner: Arc<CancellationInner>,
+    grace: Duration,
+}
+
+impl Default for CancellationToken {
+    fn default() -> Self {
+        CancellationToken {
+            inner: Arc::default(),
+            grace: CancellationToken::DEFAULT_GRACE,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -204,9 +222,24 @@ struct CancellationInner {
 }
 
 impl CancellationToken {
+    /// How long a cancelled call may go on to finish, unless set.
+    pub const DEFAULT_GRACE: Duration = Duration::from_millis(500);
+
     /// A token not yet cancelled.
     pub fn new() -> Self {
         CancellationToken::default()
+    }
+
+    /// Gives calls holding this token `grace` to finish once it is
+    /// cancelled (`Duration::ZERO`: they are dropped at once).
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// How long a cancelled call may go on to finish.
+    pub fn grace(&self) -> Duration {
+        self.grace
     }
 
     /// Cancels every call holding a clone of this token.

@@ -19,6 +19,7 @@ use std::time::Duration;
 use tracing::Span;
 
 use crate::callers::Caller;
+use crate::context::CancellationToken;
 use crate::dispatch::into_response;
 use crate::dispatch::{BoxFuture, DispatchResult};
 use crate::handler::ToolStart;
@@ -57,6 +58,10 @@ struct Running<'a> {
     observation: Observation<'a>,
     dispatch: BoxFuture<'a, DispatchResult>,
     cancelled: Option<BoxFuture<'a, ()>>,
+    /// How long a cancelled call may go on to finish (the token's grace).
+    grace: Duration,
+    /// Set once the call is cancelled: the end of its grace.
+    winding_down: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
@@ -169,12 +174,20 @@ impl<'a, B: ToolBox + ?Sized> Call<'a, B> {
             cancelled: ctx
                 .cancellation()
                 .map(|token| -> BoxFuture<'_, ()> { Box::pin(token.cancelled()) }),
+            grace: ctx
+                .cancellation()
+                .map_or(Duration::ZERO, CancellationToken::grace),
+            winding_down: None,
         }));
         self.poll_running(cx)
     }
 }
 
 impl<B: ?Sized> Call<'_, B> {
+    /// Polls a pending call. Once its token is cancelled, the call has the
+    /// token's grace to finish (the tool sees `ctx.cancelled()` and may
+    /// clean up or answer with what it has); it ends `Cancelled` either
+    /// way, and is dropped when the grace runs out.
     fn poll_running(&mut self, cx: &mut TaskContext<'_>) -> Poll<ToolResponse> {
         let State::Running(running) = &mut self.state else {
             return Poll::Ready(ToolResponse::error(
@@ -185,18 +198,51 @@ impl<B: ?Sized> Call<'_, B> {
             .cancelled
             .as_mut()
             .is_some_and(|cancelled| cancelled.as_mut().poll(cx).is_ready());
-        let result = if cancelled {
-            Err(ToolError::Cancelled)
-        } else {
-            match poll_guarded(&mut running.dispatch, &running.observation.span, cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(result) => result,
+        if cancelled {
+            running.cancelled = None;
+            // A grace needs tokio's timer; without one the call ends now.
+            if running.grace.is_zero() || tokio::runtime::Handle::try_current().is_err() {
+                return self.end(Err(ToolError::Cancelled), false);
             }
-        };
+            running.winding_down = Some(Box::pin(tokio::time::sleep(running.grace)));
+        }
+        if let Poll::Ready(result) =
+            poll_guarded(&mut running.dispatch, &running.observation.span, cx)
+        {
+            let after_cancel = running.winding_down.is_some();
+            return self.end(result, after_cancel);
+        }
+        let over = running
+            .winding_down
+            .as_mut()
+            .is_some_and(|grace| grace.as_mut().poll(cx).is_ready());
+        if over {
+            return self.end(Err(ToolError::Cancelled), false);
+        }
+        Poll::Pending
+    }
+
+    /// Ends the call with `result`; a result the tool gave after it was
+    /// cancelled is reported as `Cancelled`, a successful answer's text
+    /// kept for the model.
+    fn end(&mut self, result: DispatchResult, after_cancel: bool) -> Poll<ToolResponse> {
         let State::Running(running) = std::mem::replace(&mut self.state, State::Done) else {
             unreachable!("the state was just matched as running")
         };
-        Poll::Ready(running.observation.finish(result))
+        if !after_cancel {
+            return Poll::Ready(running.observation.finish(result));
+        }
+        running.observation.finish_cancelled();
+        // What the tool answered once told (a partial result); a failure
+        // after the cancel says no more than the cancel does.
+        let said = match result {
+            Ok(response) if !response.is_error && !response.content.is_empty() => response.content,
+            _ => return Poll::Ready(into_response(Err(ToolError::Cancelled))),
+        };
+        Poll::Ready(ToolResponse::error(format!(
+            "{}; before it stopped, the tool answered: {said}",
+            ToolError::Cancelled.model_message()
+        )))
     }
 }
 
@@ -245,6 +291,11 @@ impl<'a> Observation<'a> {
     pub(crate) fn finish(mut self, result: DispatchResult) -> ToolResponse {
         self.end(&result);
         into_response(result)
+    }
+
+    /// Reports the end of a call that was cancelled.
+    fn finish_cancelled(mut self) {
+        self.end(&Err(ToolError::Cancelled));
     }
 
     /// Reports the end of a call whose result goes on as it is.
