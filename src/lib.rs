@@ -75,6 +75,10 @@
 
 pub use toolbox_core::*;
 
+/// One tool call as a provider or an MCP client sends it (also
+/// `toolbox::args::ToolCall` and in the prelude).
+pub use toolbox_core::args::ToolCall;
+
 #[cfg(feature = "macros")]
 pub use toolbox_macros::{tool, tool_box};
 
