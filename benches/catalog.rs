@@ -172,6 +172,29 @@ fn bench_search(c: &mut Criterion) {
     }
     group.finish();
 
+    // Hostile queries a model can send (issue 54): each against the
+    // ordinary query in the same run; a search reads at most
+    // MAX_QUERY_BYTES and MAX_QUERY_WORDS of any of them.
+    let specs: Vec<ToolSpecification> = fixture::large(117).into_iter().take(10_000).collect();
+    let index = ToolIndex::new(&specs);
+    let long_word = "x".repeat(400_000);
+    let many_words = "ab ".repeat(1_000_000);
+    let unicode: String = (0..100_000u32)
+        .map(|i| char::from_u32(0x4e00 + i % 2_000).unwrap())
+        .collect();
+    let mut group = c.benchmark_group("catalog_hostile_query");
+    for (name, query) in [
+        ("ordinary", query),
+        ("one_400kb_word", long_word.as_str()),
+        ("a_million_words", many_words.as_str()),
+        ("unicode_300kb", unicode.as_str()),
+    ] {
+        group.bench_function(format!("index/10000/{name}"), |b| {
+            b.iter(|| index.search(black_box(query), 5))
+        });
+    }
+    group.finish();
+
     let specs: Vec<ToolSpecification> = fixture::large(117).into_iter().take(10_000).collect();
     let before = HELD.load(Ordering::Relaxed);
     let index = ToolIndex::new(&specs);
