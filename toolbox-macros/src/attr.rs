@@ -147,25 +147,36 @@ pub(crate) struct ToolArgs {
     pub task: Option<Task>,
 }
 
-/// `#[tool(task)]` or `#[tool(task = "required")]`.
+/// `#[tool(task)]` or `#[tool(task = "required")]`. A value neither
+/// names is kept with its span and reported by `valid`, beside every other
+/// mistake of the attribute.
 #[derive(Clone, Copy)]
 pub(crate) struct Task {
     pub required: bool,
+    pub invalid: Option<proc_macro2::Span>,
 }
+
+/// What `valid` says of a `task` value it does not know.
+pub(crate) const TASK_VALUES: &str = "a tool runs as an MCP task with `task` (for clients that declared the extension) or `task = \"required\"` (only as a task)";
 
 impl FromMeta for Task {
     fn from_word() -> darling::Result<Self> {
-        Ok(Task { required: false })
+        Ok(Task {
+            required: false,
+            invalid: None,
+        })
     }
 
-    fn from_string(value: &str) -> darling::Result<Self> {
-        match value {
-            "optional" => Ok(Task { required: false }),
-            "required" => Ok(Task { required: true }),
-            _ => Err(darling::Error::custom(
-                "a tool runs as an MCP task with `task` (for clients that declared the extension) or `task = \"required\"` (only as a task)",
-            )),
-        }
+    fn from_value(value: &syn::Lit) -> darling::Result<Self> {
+        let (required, invalid) = match value {
+            syn::Lit::Str(text) => match text.value().as_str() {
+                "optional" => (false, None),
+                "required" => (true, None),
+                _ => (false, Some(text.span())),
+            },
+            other => (false, Some(other.span())),
+        };
+        Ok(Task { required, invalid })
     }
 }
 

@@ -332,7 +332,7 @@ fn specification(
         None => specification,
     };
     let specification = match tool.args.task {
-        Some(crate::attr::Task { required }) => {
+        Some(crate::attr::Task { required, .. }) => {
             quote!(#krate::macro_support::with_task(#specification, #required))
         }
         None => specification,

@@ -67,6 +67,9 @@ pub(crate) fn tool(tool: &Tool, errors: &mut Accumulator) {
             ));
         }
     }
+    if let Some(invalid) = tool.args.task.and_then(|task| task.invalid) {
+        errors.push(at(invalid, crate::attr::TASK_VALUES));
+    }
     if let (Some(app_only), None) = (tool.args.app_only.span_if_present(), &tool.args.ui) {
         errors.push(at(
             app_only,

@@ -12,4 +12,10 @@ fn refresh_only() -> String {
     String::new()
 }
 
+/// Refreshes the card as a task: two mistakes in one attribute, both reported.
+#[tool(task = "sometimes", app_only)]
+async fn refresh_later() -> String {
+    String::new()
+}
+
 fn main() {}
