@@ -524,3 +524,60 @@ fn a_recursive_schema_is_refused_once_with_the_reason() {
         "the schema is recursive (`Tree`), which Gemini `parameters` cannot express; bound the depth with distinct types"
     );
 }
+
+/// Stock levels; one tool is for code the model writes only.
+#[derive(Default)]
+struct Stock;
+
+#[tool_box]
+impl Stock {
+    /// Units in stock, for code the model writes.
+    #[tool(callers(code))]
+    fn inventory(&self) -> u32 {
+        42
+    }
+
+    /// Units requested.
+    #[tool]
+    fn demand(&self) -> u32 {
+        31
+    }
+}
+
+#[test]
+fn the_surface_check_refuses_a_code_only_tool_where_the_request_does() {
+    let specs = Stock.specifications(&Context::new());
+    for provider in [
+        Provider::OpenAiChat { strict: true },
+        Provider::Gemini,
+        Provider::GeminiLegacy,
+    ] {
+        let refused = provider.definitions(&specs).unwrap_err();
+        let report = check_surface(&Stock, provider);
+        assert_eq!(report.violations().len(), 1, "{report}");
+        assert_eq!(report.violations()[0].tool, "inventory");
+        assert!(
+            refused.to_string().ends_with(&report.violations()[0].rule),
+            "{refused}\n{report}"
+        );
+    }
+    // Where the provider runs the model's code, both take it.
+    for provider in [
+        Provider::Anthropic { strict: true },
+        Provider::OpenAiResponses { strict: true },
+        Provider::Mcp,
+    ] {
+        provider.definitions(&specs).unwrap();
+        check_surface(&Stock, provider).assert_clean();
+    }
+    // What a `check(gemini)` test runs.
+    let panic = std::panic::catch_unwind(|| {
+        toolbox::macro_support::check_surfaces(&Stock, &[Provider::Gemini]);
+    })
+    .unwrap_err();
+    let text = panic.downcast_ref::<String>().unwrap();
+    assert!(
+        text.contains("tool `inventory`: may be called only from code, and Gemini runs no code the model writes"),
+        "{text}"
+    );
+}

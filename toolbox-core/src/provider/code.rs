@@ -55,20 +55,17 @@ pub(crate) fn hosted_tool(provider: Provider) -> Option<Value> {
     }
 }
 
-/// Refuses, by name, a tool only code may call where the provider runs no
-/// code (MCP serves every tool: its client decides).
-pub(crate) fn check_callers(
+/// The refusal, by name, of a tool only code may call where the provider
+/// runs no code (MCP serves every tool: its client decides).
+pub(crate) fn caller_refusal(
     provider: Provider,
-    specs: &[ToolSpecification],
-) -> Result<(), ProviderError> {
-    if hosted(provider) || matches!(provider, Provider::Mcp) {
-        return Ok(());
+    spec: &ToolSpecification,
+) -> Option<ProviderError> {
+    if hosted(provider) || matches!(provider, Provider::Mcp) || spec.callers.direct() {
+        return None;
     }
-    match specs.iter().find(|s| !s.callers.direct()) {
-        Some(spec) => Err(ProviderError::Caller {
-            tool: spec.name.clone(),
-            provider: provider.name(),
-        }),
-        None => Ok(()),
-    }
+    Some(ProviderError::Caller {
+        tool: spec.name.clone(),
+        provider: provider.name(),
+    })
 }

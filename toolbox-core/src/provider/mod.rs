@@ -31,6 +31,7 @@ mod check;
 mod code;
 mod lower;
 mod namespaces;
+mod offer;
 mod read;
 mod rules;
 mod tags;
@@ -105,7 +106,7 @@ pub enum ProviderError {
     },
     /// A tool only code may call, offered to a provider that runs no code
     /// the model writes.
-    #[error("tool `{tool}` may be called only from code, and {provider} runs no code the model writes: offer it through a local code mode, or let the model call it directly (callers `direct` and `code`)")]
+    #[error("tool `{tool}` {}", only_code(provider))]
     Caller {
         /// The tool.
         tool: String,
@@ -122,6 +123,12 @@ pub enum ProviderError {
         /// What was expected.
         message: String,
     },
+}
+
+/// Why a tool only code may call cannot be offered to `provider` (the
+/// text after the tool's name).
+fn only_code(provider: &str) -> String {
+    format!("may be called only from code, and {provider} runs no code the model writes: offer it through a local code mode, or let the model call it directly (callers `direct` and `code`)")
 }
 
 impl Provider {
@@ -165,7 +172,12 @@ impl Provider {
 
     /// The tool definition for one specification, its schema lowered.
     pub fn definition(self, spec: &ToolSpecification) -> Result<Value, ProviderError> {
-        let parameters = self.parameters(spec)?;
+        Ok(self.define(spec, self.parameters(spec)?))
+    }
+
+    /// The tool definition for one specification, with its schema lowered
+    /// already.
+    fn define(self, spec: &ToolSpecification, parameters: Value) -> Value {
         // Anthropic takes examples as `input_examples`; every other dialect
         // reads them in the description.
         let described;
@@ -205,7 +217,7 @@ impl Provider {
         if let Some(callers) = code::allowed_callers(spec.callers, self) {
             definition["allowed_callers"] = callers;
         }
-        Ok(definition)
+        definition
     }
 
     /// The `tools` value of a request: a list of definitions, or for Gemini
@@ -223,45 +235,24 @@ impl Provider {
     /// execution tool added once (Anthropic, OpenAI Responses); a tool only
     /// code may call is [`ProviderError::Caller`] for a provider that runs
     /// no code (see [`program`](crate::program)).
+    /// [`check_surface`](crate::testing::check_surface) reports every
+    /// refusal this makes, found by the same code.
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
-        let for_model: Vec<ToolSpecification>;
-        let specs = if !matches!(self, Provider::Mcp) && specs.iter().any(|s| !s.for_model()) {
-            for_model = specs.iter().filter(|s| s.for_model()).cloned().collect();
-            &for_model[..]
-        } else {
-            specs
-        };
-        code::check_callers(self, specs)?;
+        let specs = self.offered(specs);
+        let parameters = self.screen(specs.iter()).parameters()?;
         let code = specs.iter().any(|s| s.callers.code()) && code::hosted(self);
-        if matches!(self, Provider::OpenAiResponses { .. })
+        let defined = specs
+            .iter()
+            .zip(parameters)
+            .map(|(spec, parameters)| (spec, self.define(spec, parameters)));
+        let mut definitions: Vec<Value> = if matches!(self, Provider::OpenAiResponses { .. })
             && specs.iter().any(|s| s.namespace.is_some())
         {
             // Namespaced functions go inside their `namespace` tool.
-            let specs: Vec<&ToolSpecification> = specs.iter().collect();
-            let mut tools = namespaces::responses_tools(self, &specs)?;
-            if code {
-                tools.extend(code::hosted_tool(self));
-            }
-            return Ok(Value::Array(tools));
-        }
-        let mut definitions: Vec<Value> = specs
-            .iter()
-            .map(|s| self.definition(s))
-            .collect::<Result<_, _>>()?;
-        let dialect = self.dialect();
-        if request_limits(dialect).is_some() {
-            let schemas: Vec<Value> = definitions
-                .iter()
-                .filter_map(|d| d.get("input_schema").cloned())
-                .collect();
-            let problems = validate_request(&schemas, dialect);
-            if !problems.is_empty() {
-                return Err(ProviderError::Request {
-                    dialect: dialect.label(),
-                    problems,
-                });
-            }
-        }
+            namespaces::place(defined)
+        } else {
+            defined.map(|(_, definition)| definition).collect()
+        };
         if code {
             definitions.extend(code::hosted_tool(self));
         }

@@ -14,10 +14,22 @@ pub(crate) fn responses_tools(
     provider: Provider,
     specs: &[&ToolSpecification],
 ) -> Result<Vec<Value>, ProviderError> {
+    let defined = specs
+        .iter()
+        .map(|spec| Ok((*spec, provider.definition(spec)?)))
+        .collect::<Result<Vec<_>, ProviderError>>()?;
+    Ok(place(defined))
+}
+
+/// Each tool's OpenAI Responses definition placed in its namespace (in
+/// the order of each namespace's first tool), the deferred ones
+/// `defer_loading`.
+pub(super) fn place<'s>(
+    defined: impl IntoIterator<Item = (&'s ToolSpecification, Value)>,
+) -> Vec<Value> {
     let mut tools: Vec<Value> = Vec::new();
     let mut slots: HashMap<&str, usize> = HashMap::new();
-    for spec in specs {
-        let mut definition = provider.definition(spec)?;
+    for (spec, mut definition) in defined {
         if spec.deferred {
             definition["defer_loading"] = Value::Bool(true);
         }
@@ -39,5 +51,5 @@ pub(crate) fn responses_tools(
             }
         }
     }
-    Ok(tools)
+    tools
 }

@@ -21,6 +21,8 @@
 //! ```
 
 mod lock;
+#[cfg(test)]
+mod verdicts;
 
 pub use lock::{
     compare_surfaces, read_surface_lock, surface_lock_text, Compatibility, SurfaceChange,
@@ -32,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::provider::{lower, name_problem, validate, validate_request, Provider, Violation};
+use crate::provider::{name_problem, validate, Provider, Violation};
 use crate::{
     context::Context, ext::ToolBoxExt, handler::ToolHandler, response::ToolResponse,
     toolbox::ToolBox,
@@ -97,17 +99,24 @@ impl fmt::Display for SurfaceReport {
 }
 
 /// Checks every tool `toolbox` offers (in an empty context) against
-/// `provider`: each name legal and unique, each schema lowered and then
-/// inside the provider's dialect, and the tools together inside the
-/// provider's limits on one request.
+/// `provider`, as [`Provider::definitions`] would be given them: every
+/// refusal of `definitions` (a tool only code may call where the provider
+/// runs no code, a schema that cannot be lowered, the tools together past
+/// the provider's limits on one request), found by the same code, and
+/// beyond those each name legal and unique, each description and
+/// namespace given, each example fitting, each lowered schema inside the
+/// provider's dialect. Like `definitions`, a model provider is not checked
+/// on an MCP Apps tool whose visibility leaves out the model (it is never
+/// offered one).
 pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> SurfaceReport {
     let dialect = provider.dialect();
     let ctx = Context::new();
     let specs = toolbox.specifications(&ctx);
+    let specs = provider.offered(&specs);
+    let screened = provider.screen(specs.iter());
     let mut violations = Vec::new();
-    let mut lowered = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for spec in &specs {
+    for (spec, screen) in specs.iter().zip(&screened.tools) {
         let mut flag = |path: String, rule: String| {
             violations.push(Violation {
                 tool: spec.name.clone(),
@@ -155,22 +164,21 @@ pub fn check_surface<B: ToolBox + ?Sized>(toolbox: &B, provider: Provider) -> Su
                 );
             }
         }
-        match lower(&spec.parameters, dialect) {
-            Err(error) => flag(error.path, error.message),
+        if let Some(refusal) = &screen.caller {
+            violations.extend(refusal.violations());
+        }
+        match &screen.parameters {
+            Err(refusal) => violations.extend(refusal.violations()),
             Ok(schema) => {
-                for violation in validate(&schema, dialect) {
-                    flag(violation.path, violation.rule);
-                }
-                lowered.push(schema);
+                violations.extend(validate(schema, dialect).into_iter().map(|v| Violation {
+                    tool: spec.name.clone(),
+                    ..v
+                }))
             }
         }
     }
-    for problem in validate_request(&lowered, dialect) {
-        violations.push(Violation {
-            tool: String::new(),
-            path: String::new(),
-            rule: problem,
-        });
+    if let Some(refusal) = &screened.request {
+        violations.extend(refusal.violations());
     }
     SurfaceReport {
         provider,
