@@ -1,8 +1,12 @@
 //! Authorization both ways: a served endpoint admits only callers with a
 //! bearer token its verifier accepts (RFC 6750, the protected-resource
 //! metadata of RFC 9728 at the well-known path), JWTs checked by
-//! [`JwtVerifier`] (feature `jwt`), and a client signs in to a server with
-//! [`OAuth`] (feature `oauth`).
+#![cfg_attr(feature = "jwt", doc = "[`JwtVerifier`]")]
+#![cfg_attr(not(feature = "jwt"), doc = "`JwtVerifier`")]
+//! (feature `jwt`), and a client signs in to a server with
+#![cfg_attr(feature = "oauth", doc = "[`OAuth`]")]
+#![cfg_attr(not(feature = "oauth"), doc = "`OAuth`")]
+//! (feature `oauth`).
 
 use std::future::Future;
 use std::pin::Pin;
