@@ -269,3 +269,52 @@ fn vectors_computed_elsewhere_are_used_and_checked() {
         "scaled to unit length (held as i8s): {norm}"
     );
 }
+
+/// Loading the model writes nothing to the process environment (writing
+/// it while other threads run is undefined behaviour): checked in a child
+/// process of this test binary started without `RAYON_NUM_THREADS`, so no
+/// other test's load comes first.
+#[test]
+fn loading_the_model_leaves_the_environment_alone() {
+    const CHILD: &str = "TOOLBOX_SEMANTIC_ENVIRONMENT_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let embedder = Embedder::load(model_dir()).unwrap();
+        embedder.embed(&["a query"]).unwrap();
+        assert_eq!(std::env::var_os("RAYON_NUM_THREADS"), None);
+        return;
+    }
+    // This test's name in the harness: its module path past the crate's.
+    let name = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::loading_the_model_leaves_the_environment_alone"),
+        None => "loading_the_model_leaves_the_environment_alone".to_owned(),
+    };
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &name])
+        .env(CHILD, "1")
+        .env_remove("RAYON_NUM_THREADS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_model_runs_on_its_own_threads_as_many_as_asked() {
+    let embedder = Embedder::load(model_dir()).unwrap();
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    assert_eq!(embedder.threads(), threads);
+    let query = ["how tall is that mountain"];
+    let before = embedder.embed(&query).unwrap();
+    let one = embedder.with_threads(1).unwrap();
+    assert_eq!(one.threads(), 1);
+    let after = one.embed(&query).unwrap();
+    let dot: f32 = before[0].iter().zip(&after[0]).map(|(x, y)| x * y).sum();
+    assert!(dot > 0.9999, "{dot}");
+}

@@ -36,6 +36,9 @@ enum Pooling {
 /// ```
 pub struct Embedder {
     model: BertModel,
+    /// The threads the model runs on: candle's matrix products and the
+    /// tokenizer's batches are installed here, not on the global pool.
+    pool: rayon::ThreadPool,
     tokenizer: Tokenizer,
     pooling: Pooling,
     dimensions: usize,
@@ -49,6 +52,7 @@ impl std::fmt::Debug for Embedder {
             .field("dir", &self.dir)
             .field("dimensions", &self.dimensions)
             .field("pooling", &self.pooling)
+            .field("threads", &self.threads())
             .finish()
     }
 }
@@ -78,14 +82,15 @@ impl Embedder {
     /// truncated tensor or one of the wrong shape is an error naming the
     /// file.
     ///
-    /// Where `RAYON_NUM_THREADS` is unset, loading sets it to the number of
-    /// CPUs the process may use (what rayon and candle use by default):
-    /// candle reads that variable before every matrix product and, without
-    /// it, counts the cores again from `/proc/cpuinfo` each time, which
-    /// cost a third of a query's embedding on Linux. Set it before loading
-    /// to choose another count.
+    /// The model runs on threads of its own, as many as rayon's global pool
+    /// would have (`RAYON_NUM_THREADS`, else the CPUs the process may use);
+    /// [`with_threads`](Self::with_threads) chooses another count. The
+    /// process environment is read, never written: candle reads
+    /// `RAYON_NUM_THREADS` before every matrix product and, where it is
+    /// unset, counts the cores from `/proc/cpuinfo` each time (on Linux, a
+    /// third of a query's embedding), so a service that searches often
+    /// starts with it set.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, ModelError> {
-        pin_threads();
         let dir = dir.as_ref();
         let config_bytes = read(dir, "config.json")?;
         let config: Config = serde_json::from_slice(&config_bytes)
@@ -119,6 +124,7 @@ impl Embedder {
         fingerprint = fnv(fingerprint, &weights[..weights.len().min(1 << 16)]);
         let embedder = Embedder {
             model,
+            pool: thread_pool(None)?,
             tokenizer,
             pooling,
             dimensions: config.hidden_size,
@@ -129,6 +135,19 @@ impl Embedder {
         // first search.
         embedder.embed(&["a tool"])?;
         Ok(embedder)
+    }
+
+    /// The same model on `threads` threads of its own (at least 1), for a
+    /// process that shares its cores with other work. An error only when
+    /// the threads cannot be started.
+    pub fn with_threads(mut self, threads: usize) -> Result<Self, ModelError> {
+        self.pool = thread_pool(Some(threads.max(1)))?;
+        Ok(self)
+    }
+
+    /// How many threads the model runs on.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
     }
 
     /// The length of each vector.
@@ -146,15 +165,15 @@ impl Embedder {
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         // candle and tokenizers return errors for bad input; a panic deep in
         // either still reaches the caller as an error, never across the API.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.embed_all(texts)))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_default();
-                Err(ModelError::Inference(format!("the model panicked: {what}")))
-            })
+        let run = || self.pool.install(|| self.embed_all(texts));
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            Err(ModelError::Inference(format!("the model panicked: {what}")))
+        })
     }
 
     fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
@@ -215,16 +234,17 @@ impl Embedder {
     }
 }
 
-/// Sets `RAYON_NUM_THREADS` to the available parallelism where it is unset
-/// (see [`Embedder::load`]), once.
-fn pin_threads() {
-    static PINNED: std::sync::Once = std::sync::Once::new();
-    PINNED.call_once(|| {
-        if std::env::var_os("RAYON_NUM_THREADS").is_none() {
-            let threads = std::thread::available_parallelism().map_or(1, usize::from);
-            std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
-        }
-    });
+/// The embedder's own thread pool: `threads` threads, or as many as
+/// rayon's global pool would have.
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ModelError> {
+    let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("toolbox-embed-{i}"));
+    if let Some(threads) = threads {
+        builder = builder.num_threads(threads);
+    }
+    builder.build().map_err(|e| ModelError::Threads {
+        threads,
+        reason: e.to_string(),
+    })
 }
 
 /// `vector` scaled to length 1 (a zero vector stays zero).

@@ -49,6 +49,14 @@ pub enum ModelError {
     /// The model failed on an input.
     #[error("embedding failed: {0}")]
     Inference(String),
+    /// The embedder's threads could not be started.
+    #[error("the embedder's threads ({}) could not be started: {reason}", threads.map_or("as many as the CPUs".to_owned(), |n| n.to_string()))]
+    Threads {
+        /// How many were asked for (`None`: the default count).
+        threads: Option<usize>,
+        /// Why they could not be started.
+        reason: String,
+    },
     /// An embeddings file could not be read or written.
     #[error("the embeddings file `{path}`: {reason}")]
     Embeddings {
