@@ -4,7 +4,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 use toolbox_core::provider::Provider;
-use toolbox_core::{ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
+use toolbox_core::{TaskSupport, ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
 
 /// A toolbox specification as an MCP tool (the MCP dialect's definition).
 pub(crate) fn to_tool(spec: &ToolSpecification) -> Result<Tool, String> {
@@ -16,13 +16,14 @@ pub(crate) fn to_tool(spec: &ToolSpecification) -> Result<Tool, String> {
 }
 
 /// An MCP tool as a toolbox specification: schemas untouched, the
-/// annotations' hints as toolbox's effects.
+/// annotations' hints as toolbox's effects, `task` the task support its
+/// server declared (see [`server_tasks`]).
 ///
 /// Tools that need the task extension (`execution.taskSupport:
-/// "required"`) cannot be told apart here: rmcp's `Tool` does not keep
-/// `execution`, so such a tool is offered and its call answers with the
-/// server's error.
-pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
+/// "required"` of `2025-11-25`) cannot be told apart here: rmcp's `Tool`
+/// does not keep `execution`, so such a tool is offered and its call
+/// answers with the server's error.
+pub(crate) fn from_tool(tool: &Tool, task: TaskSupport) -> ToolSpecification {
     let hints = tool.annotations.as_ref();
     let annotations = hints
         .map(|hints| ToolAnnotations {
@@ -59,9 +60,21 @@ pub(crate) fn from_tool(tool: &Tool) -> ToolSpecification {
             .and_then(|meta| meta.get("ui"))
             .and_then(|ui| serde_json::from_value(ui.clone()).ok()),
         callers: toolbox_core::program::Callers::DIRECT,
-        // The extension's era has no per-tool flag on the wire: the server
-        // decides, and this client drives whatever task comes back.
-        task: toolbox_core::TaskSupport::Never,
+        task,
+    }
+}
+
+/// The task support of every tool of a server that declared
+/// `capabilities`: [`TaskSupport::Optional`] where it declared the Tasks
+/// extension (`io.modelcontextprotocol/tasks`), whose era has no per-tool
+/// flag on the wire (the server decides call by call whether to answer a
+/// client that declared it with a task, and a plain call stays possible),
+/// else [`TaskSupport::Never`].
+pub(crate) fn server_tasks(capabilities: &rmcp::model::ServerCapabilities) -> TaskSupport {
+    if capabilities.supports_tasks() {
+        TaskSupport::Optional
+    } else {
+        TaskSupport::Never
     }
 }
 

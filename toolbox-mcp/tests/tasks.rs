@@ -506,3 +506,84 @@ async fn a_tasks_question_is_answered_by_the_applications_handler() {
         "decline"
     );
 }
+
+#[tokio::test]
+async fn the_tools_of_a_server_that_declares_tasks_carry_its_task_support() {
+    use toolbox_core::{TaskSupport, ToolBox};
+    let remote = connect(TaskServer::default(), Timeouts::default()).await;
+    let specs = remote.specifications(&Context::new());
+    assert_eq!(specs.len(), 3);
+    assert!(
+        specs.iter().all(|spec| spec.task == TaskSupport::Optional),
+        "{specs:?}"
+    );
+    // A server without the extension: plain calls only.
+    let plain =
+        toolbox_core::FnToolBox::new([toolbox_core::tool_fn("greet", "Greets", |_: ()| async {
+            "hello"
+        })])
+        .unwrap();
+    let remote_plain = McpToolBox::transport(serving(toolbox_mcp::McpServer::new(plain, "plain")))
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(
+        remote_plain.specifications(&Context::new())[0].task,
+        TaskSupport::Never
+    );
+    // A proxy serves them as its server did: as tasks, to clients that
+    // declared the extension.
+    let proxy = toolbox_mcp::McpServer::proxy(remote, "proxy")
+        .await
+        .unwrap();
+    let client = rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build(),
+        rmcp::model::Implementation::new("test", "1"),
+    )
+    .serve(serving(proxy))
+    .await
+    .unwrap();
+    assert!(client.peer_info().unwrap().capabilities.supports_tasks());
+    let CallToolResponse::Task(created) = client
+        .call_tool_once(CallToolRequestParams::new("report"))
+        .await
+        .unwrap()
+    else {
+        panic!("the proxy answers a declaring client with a task");
+    };
+    let done = serde_json::to_value(until_terminal(&client, &created.task.task_id).await).unwrap();
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "the report");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_pin_written_before_the_server_declared_tasks_still_holds() {
+    use toolbox_core::{TaskSupport, ToolBox};
+    use toolbox_mcp::client::Pin;
+    // The pin file as a server without the extension had it listed.
+    let path = std::env::temp_dir().join(format!("toolbox-tasks-pin-{}.json", std::process::id()));
+    let listed: Vec<_> = [
+        ("report", "Writes the report, in three steps"),
+        ("forever", "Never finishes"),
+        ("delete", "Deletes, once the user confirms"),
+    ]
+    .map(|(name, description)| {
+        toolbox_core::ToolSpecification::new(name, description)
+            .with_parameters(json!({"type": "object", "properties": {}}))
+    })
+    .into();
+    std::fs::write(&path, toolbox_core::testing::surface_lock_text(&listed)).unwrap();
+    let remote = McpToolBox::transport(serving(TaskServer::default()))
+        .pin_file(&path)
+        .pin(Pin::Hold)
+        .connect()
+        .await
+        .unwrap();
+    let specs = remote.specifications(&Context::new());
+    assert_eq!(specs.len(), 3, "every tool offered, none held: {specs:?}");
+    assert!(specs.iter().all(|spec| spec.task == TaskSupport::Optional));
+    let _ = std::fs::remove_file(&path);
+}

@@ -16,10 +16,11 @@ use serde_json::{Map, Value};
 use toolbox_core::args::normalize;
 use toolbox_core::provider::Dialect;
 use toolbox_core::{
-    Arguments, BoxFuture, Context, DispatchFuture, ToolBox, ToolError, ToolSpecification,
+    Arguments, BoxFuture, Context, DispatchFuture, TaskSupport, ToolBox, ToolError,
+    ToolSpecification,
 };
 
-use crate::convert::{from_result, from_tool};
+use crate::convert::{from_result, from_tool, server_tasks};
 use crate::progress::McpProgress;
 
 mod apps;
@@ -49,8 +50,10 @@ pub use shown::shown_url;
 /// The tools of one MCP server as a box. Each server tool is a tool with its
 /// `inputSchema`, `outputSchema`, title, description and annotations (the
 /// hints become toolbox's effects, so the turn runner's rules apply to
-/// remote tools too); tools a plain call cannot use (`taskSupport:
-/// "required"`) are not offered. Arguments are checked against the tool's
+/// remote tools too), and its `task` the server's declared task support
+/// ([`TaskSupport::Optional`] where the server declared the Tasks
+/// extension, whose calls this box drives to their end). Arguments are
+/// checked against the tool's
 /// `inputSchema` before they are sent, so a model's mistake is answered at
 /// once with its JSON path.
 pub struct McpToolBox {
@@ -137,7 +140,10 @@ impl Shared {
                 source: None,
             })?
             .map_err(service_error)?;
-        let saved = self.store(&listed.items);
+        let task = peer
+            .peer_info()
+            .map_or(TaskSupport::Never, |info| server_tasks(&info.capabilities));
+        let saved = self.store(&listed.items, task);
         self.reconnects.listed(session);
         *self.expires.lock().unwrap_or_else(|p| p.into_inner()) = listed
             .ttl_ms
@@ -149,12 +155,13 @@ impl Shared {
         *self.expires.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A listing, through the pins, as the offered tools; the pins' events
-    /// handed to the application once no lock is held. The listing is
-    /// offered even when the pin file could not be written; that error is
-    /// returned.
-    fn store(&self, listed: &[rmcp::model::Tool]) -> Result<(), ToolError> {
-        let specs: Vec<ToolSpecification> = listed.iter().map(from_tool).collect();
+    /// A listing (each tool's task support `task`, its server's), through
+    /// the pins, as the offered tools; the pins' events handed to the
+    /// application once no lock is held. The listing is offered even when
+    /// the pin file could not be written; that error is returned.
+    fn store(&self, listed: &[rmcp::model::Tool], task: TaskSupport) -> Result<(), ToolError> {
+        let specs: Vec<ToolSpecification> =
+            listed.iter().map(|tool| from_tool(tool, task)).collect();
         let (offered, events, listener, saved) = {
             let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
             let (offered, events) = pins.apply(specs);

@@ -136,6 +136,20 @@ impl fmt::Display for PinEvent {
     }
 }
 
+/// Whether `new` is the pinned definition `old`, whatever the task
+/// support of each: that is the server's (a pin written before the server
+/// declared tasks, or before toolbox read it, still holds), not a text or
+/// schema the model reads, and the box drives a task either way.
+fn pinned_as(old: &ToolSpecification, new: &ToolSpecification) -> bool {
+    old == new
+        || (old.task != new.task
+            && *old
+                == ToolSpecification {
+                    task: old.task,
+                    ..new.clone()
+                })
+}
+
 /// A tool definition's fingerprint: 16 hex digits of FNV-1a over its
 /// canonical JSON (object keys sorted), the same for the same definition
 /// on every machine.
@@ -323,7 +337,7 @@ impl Pins {
         let mut changed_baseline = false;
         for spec in &listed {
             let event = match baseline.get(&spec.name) {
-                Some(old) if old == spec => {
+                Some(old) if pinned_as(old, spec) => {
                     offered.push(spec.clone());
                     continue;
                 }
