@@ -1,6 +1,6 @@
 //! `callbacks(handler)`: the tools as framework-neutral callback objects.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Closure tools: schemas from `T: JsonSchema`, fluent descriptions,
 //! context access, fallible closures, and the checks `FnToolBox` makes.
 
-mod common;
+use crate::common;
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,6 +1,6 @@
 //! 10,000 calls in flight at once on a multi-thread runtime: no event lost.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! could meet. Approval is tried in turn.rs, tapes in decorators.rs, hostile
 //! provider payloads in providers.rs.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Recording, replay and deferred tools.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Every text a model can read, produced by the real code paths for a
 //! representative input. The table in docs/errors.md is generated from
-//! these rows (`TOOLBOX_BLESS=1 cargo test --test error_texts` rewrites it),
+//! these rows (`TOOLBOX_BLESS=1 cargo test --test integration error_texts::` rewrites it),
 //! and this test fails when the page and the code disagree.
 
 use std::time::Duration;
@@ -393,7 +393,7 @@ async fn docs_errors_md_lists_every_model_facing_text() {
     }
     assert_eq!(
         current, generated,
-        "docs/errors.md is out of date: run `TOOLBOX_BLESS=1 cargo test --test error_texts`"
+        "docs/errors.md is out of date: run `TOOLBOX_BLESS=1 cargo test --test integration error_texts::`"
     );
 }
 

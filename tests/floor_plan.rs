@@ -379,3 +379,33 @@ fn the_root_reader_counts_every_public_name() {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     assert_eq!(names, ["B", "D", "G", "client"]);
 }
+
+/// With `autotests = false`, a new file in `tests/` builds only if a
+/// target names it: each is a module of `integration.rs` or a `[[test]]`
+/// path of the crate's manifest, for the facade and toolbox-mcp.
+#[test]
+fn every_test_file_is_built() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for krate in [".", "toolbox-mcp"] {
+        let dir = root.join(krate);
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let integration = std::fs::read_to_string(dir.join("tests/integration.rs")).unwrap();
+        let mut left_out = Vec::new();
+        for entry in std::fs::read_dir(dir.join("tests")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                continue;
+            }
+            let file = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let module = format!("#[path = \"{file}\"]");
+            let target = format!("path = \"tests/{file}\"");
+            if !integration.contains(&module) && !manifest.contains(&target) {
+                left_out.push(format!("{krate}/tests/{file}"));
+            }
+        }
+        assert!(
+            left_out.is_empty(),
+            "built by no test target (add it to tests/integration.rs as a module, or a [[test]] to Cargo.toml): {left_out:?}"
+        );
+    }
+}

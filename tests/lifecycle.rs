@@ -1,7 +1,7 @@
 //! The final lifecycle: start once, then exactly one of success / error, for
 //! every way a call can end; the serialization rule; argument intake.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

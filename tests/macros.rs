@@ -1,7 +1,7 @@
 //! `#[tool_box]` and `#[tool]` through the facade: schemas, descriptions,
 //! injection, sync and async, errors, free functions, modules, generics.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! MultiToolBox: `{box}_{tool}` names, routing, collisions, close.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

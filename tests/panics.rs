@@ -6,7 +6,7 @@
 //! an observed one end the same way: `Panicked`, reported once, the box
 //! still usable. Its own process, so no test installs a subscriber here.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 

@@ -3,7 +3,7 @@
 //! `name@module` keys, provider parsing, schema lowering, tape reading, and
 //! "every started call ends exactly once".
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use toolbox::provider::{gemini_model_turn, lower, Dialect, Provider, ProviderError};
 use toolbox::{args::ToolCall, ToolAnnotations, ToolResponse, ToolSpecification};
 
-mod common;
+use crate::common;
 
 fn fixture(name: &str) -> Value {
     let path = format!(

@@ -1,7 +1,7 @@
 //! The registry through the facade: keys, two-step lookup, scanning, lazy
 //! resolution, listeners, core tools, concurrency.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -958,7 +958,7 @@ fn every_value_valid_under_a_lowered_schema_is_taken_by_the_tool() {
 }
 
 #[test]
-#[ignore = "a longer run of the same property: cargo test --test soundness -- --ignored"]
+#[ignore = "a longer run of the same property: cargo test --test integration soundness:: -- --ignored"]
 fn every_value_valid_under_a_lowered_schema_is_taken_by_the_tool_long() {
     assert_sound(CASES * 25);
 }

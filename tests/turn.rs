@@ -1,7 +1,7 @@
 //! The turn runner: concurrency within a bound, effects respected, results
 //! in call order, approval hooks.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
