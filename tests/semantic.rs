@@ -318,3 +318,31 @@ fn the_model_runs_on_its_own_threads_as_many_as_asked() {
     let dot: f32 = before[0].iter().zip(&after[0]).map(|(x, y)| x * y).sum();
     assert!(dot > 0.9999, "{dot}");
 }
+
+#[test]
+fn saving_touches_no_other_file() {
+    let file = common::ScratchFile::new("semantic", "store.embeddings");
+    let dir = file.parent().unwrap();
+    // What `with_extension("tmp")` would have written through.
+    let unrelated = dir.join("store.tmp");
+    std::fs::write(&unrelated, "the application's own file").unwrap();
+    let mut saved = Embeddings::new(&embedder());
+    SemanticIndex::with_embeddings(embedder(), &tools(), &mut saved).unwrap();
+    saved.save(&*file).unwrap();
+    saved.save(&*file).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&unrelated).unwrap(),
+        "the application's own file"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["store.embeddings", "store.tmp"],
+        "no temporary file is left"
+    );
+    assert_eq!(Embeddings::load(&*file, &embedder()).unwrap().len(), 10);
+}

@@ -3,6 +3,7 @@
 //! ranks tools by cosine similarity to the query's embedding.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -93,8 +94,10 @@ impl Embeddings {
         })
     }
 
-    /// Saves the embeddings to `path` (written whole to a temporary file
-    /// beside it, then renamed over it).
+    /// Saves the embeddings to `path`: written whole to a new temporary
+    /// file in the same directory, flushed to disk and renamed over it, so
+    /// a reader sees the old file or the new one, never part of one, and
+    /// no other file is touched. An existing file keeps its permissions.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ModelError> {
         let path = path.as_ref();
         let mut bytes = Vec::with_capacity(32 + self.vectors.len() * (8 + 4 * self.dimensions));
@@ -109,13 +112,24 @@ impl Embeddings {
                 bytes.extend_from_slice(&x.to_le_bytes());
             }
         }
-        let temporary = path.with_extension("tmp");
-        std::fs::write(&temporary, &bytes)
-            .and_then(|()| std::fs::rename(&temporary, path))
-            .map_err(|e| ModelError::Embeddings {
-                path: path.to_owned(),
-                reason: e.to_string(),
-            })
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let write = || -> std::io::Result<()> {
+            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            file.write_all(&bytes)?;
+            if let Ok(existing) = std::fs::metadata(path) {
+                file.as_file().set_permissions(existing.permissions())?;
+            }
+            file.as_file().sync_all()?;
+            file.persist(path).map_err(|e| e.error)?;
+            Ok(())
+        };
+        write().map_err(|e| ModelError::Embeddings {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })
     }
 
     /// Keeps `vector` as `spec`'s embedding, for vectors computed elsewhere
