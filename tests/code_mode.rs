@@ -704,3 +704,128 @@ async fn search_in_a_script_is_bounded() {
     .await;
     assert!(answer.content.contains("balance"), "{}", answer.content);
 }
+
+#[tokio::test]
+async fn a_deferred_run_is_resumed_once_approved_without_running_anything_twice() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let (seen, handler) = observed();
+    let code = CodeMode::new(bank(&ran))
+        .handler(handler)
+        .approval(|request| async move {
+            if request.destructive() {
+                Decision::Defer
+            } else {
+                Decision::Approve
+            }
+        });
+    let script = r#"
+        const before = await tools.balance({ account: "acc_1" });
+        const moved = await tools.transfer({ from: "acc_1", to: "acc_2", cents: before.cents });
+        const after = await tools.balance({ account: "acc_2" });
+        return { moved, after: after.cents };
+    "#;
+    let answer = run(&code, script).await;
+    assert!(
+        answer
+            .content
+            .contains("waits for the application's approval"),
+        "{}",
+        answer.content
+    );
+    assert_eq!(*ran.lock().unwrap(), ["balance acc_1"].map(String::from));
+
+    // Still waiting: nothing runs.
+    let waiting = code
+        .resume("call_run", Decision::Defer, &Context::new())
+        .await;
+    assert_eq!(
+        waiting.unwrap_err().model_message(),
+        "the run still waits for the application's approval of `transfer`"
+    );
+    // Approved: the first balance is answered from the record, the
+    // transfer runs once, the rest as usual.
+    let resumed = code
+        .resume("call_run", Decision::Approve, &Context::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        resumed.content,
+        r#"{"moved":"moved 12500 from acc_1 to acc_2","after":12500}"#
+    );
+    assert_eq!(
+        *ran.lock().unwrap(),
+        ["balance acc_1", "transfer 12500", "balance acc_2"].map(String::from)
+    );
+    assert_eq!(
+        seen.starts.load(Ordering::SeqCst),
+        seen.ends.load(Ordering::SeqCst)
+    );
+    // Once resumed, the run is gone.
+    let again = code
+        .resume("call_run", Decision::Approve, &Context::new())
+        .await;
+    assert_eq!(
+        again.unwrap_err().model_message(),
+        "no run `call_run` waits for approval"
+    );
+
+    // Rejected: the script reads the refusal as it would the hook's.
+    let answer = run(
+        &code,
+        "try { await tools.close_account({ account: 'acc_9' }); } catch (e) { return 'refused: ' + e.message; }",
+    )
+    .await;
+    assert!(answer.is_error);
+    let resumed = code
+        .resume(
+            "call_run",
+            Decision::Reject {
+                reason: "accounts are closed by a person".into(),
+            },
+            &Context::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        resumed.content,
+        "refused: the call was not approved: accounts are closed by a person"
+    );
+    assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("close")));
+}
+
+#[tokio::test]
+async fn a_resumed_script_that_takes_another_path_is_stopped() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran)).approval(|request| async move {
+        if request.destructive() {
+            Decision::Defer
+        } else {
+            Decision::Approve
+        }
+    });
+    // The account depends on a random draw: the resumed run asks another.
+    let script = r#"
+        const account = Math.random() < 2 ? "acc_" + Math.floor(Math.random() * 1e9) : "x";
+        await tools.balance({ account });
+        await tools.transfer({ from: account, to: "b", cents: 1 });
+        return "done";
+    "#;
+    let answer = run(&code, script).await;
+    assert!(answer.is_error);
+    let resumed = code
+        .resume("call_run", Decision::Approve, &Context::new())
+        .await
+        .unwrap_err()
+        .model_message();
+    assert!(
+        resumed.starts_with(
+            "the script took another path when it was resumed: its call 1 was `balance`"
+        ),
+        "{resumed}"
+    );
+    assert!(!ran
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.starts_with("transfer")));
+}

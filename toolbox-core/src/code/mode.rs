@@ -2,10 +2,11 @@
 //! QuickJS and calls the box's tools, each call through the lifecycle and
 //! the approval hook.
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc as sync_mpsc, Arc};
+use std::sync::{mpsc as sync_mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rquickjs::Function;
@@ -108,6 +109,36 @@ pub struct CodeMode<B> {
     approval: Option<Arc<dyn Approval>>,
     handler: ToolHandler,
     max_declarations: usize,
+    /// Runs stopped at a deferred approval, by run id, oldest first.
+    suspended: Mutex<VecDeque<(String, Suspended)>>,
+}
+
+/// How many stopped runs a code mode keeps for [`CodeMode::resume`]; the
+/// oldest is forgotten past it.
+const MAX_SUSPENDED: usize = 256;
+
+/// A run stopped at a call its approval hook deferred: its script, the
+/// calls it made and what they answered, and the call that waits.
+struct Suspended {
+    code: String,
+    made: Vec<Made>,
+    waiting: (String, Value),
+}
+
+/// One tool call a run made, and what the script was answered.
+#[derive(Clone)]
+struct Made {
+    name: String,
+    arguments: Value,
+    answer: Result<String, String>,
+}
+
+/// What a resumed run replays: the first run's calls, then the decision
+/// on the call that waited.
+#[derive(Default)]
+struct Replay {
+    made: VecDeque<Made>,
+    decided: Option<((String, Value), Decision)>,
 }
 
 impl<B: ToolBox> CodeMode<B> {
@@ -120,6 +151,7 @@ impl<B: ToolBox> CodeMode<B> {
             approval: None,
             handler: ToolHandler::empty(),
             max_declarations: 16 << 10,
+            suspended: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -215,6 +247,72 @@ bytes of answer.\n\n```ts\n{}",
     /// deadline is kept here, outside the interpreter, and the interpreter
     /// is interrupted at the same time.
     pub async fn run(&self, code: &str, ctx: &Context) -> Result<ToolResponse, ToolError> {
+        self.run_replaying(code, ctx, Replay::default()).await
+    }
+
+    /// Goes on with a run its approval hook deferred, once the application
+    /// decided: `run_id` is the id of the `run_code` call that stopped
+    /// (its `Context::call_id`; `"run"` without one).
+    ///
+    /// The script runs again from the start with the first run's tool calls
+    /// answered from the record (none runs twice; each call must be the
+    /// same as before, or the run ends saying the script took another
+    /// path), the waiting call decided by `decision` (run, or refused with
+    /// its reason, as the hook would have), and every call after it asked
+    /// of the hook as usual. Its answer is the `run_code` call's result, to
+    /// send in a later message. A script that reads no clock and draws no
+    /// random numbers takes the same path again; `Math.random` can make it
+    /// drift.
+    ///
+    /// [`Decision::Defer`] keeps the run waiting. A run id with no stopped
+    /// run is an error; the code mode keeps the 256 most recent.
+    pub async fn resume(
+        &self,
+        run_id: &str,
+        decision: Decision,
+        ctx: &Context,
+    ) -> Result<ToolResponse, ToolError> {
+        let taken = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|e| e.into_inner());
+            let found = suspended.iter().position(|(id, _)| id == run_id);
+            found.and_then(|at| suspended.remove(at))
+        };
+        let Some((id, suspended)) = taken else {
+            return Err(ToolError::failed(format!(
+                "no run `{}` waits for approval",
+                crate::echo::echo(run_id)
+            )));
+        };
+        if decision == Decision::Defer {
+            let waiting = suspended.waiting.0.clone();
+            self.suspend(id, suspended);
+            return Err(ToolError::failed(format!(
+                "the run still waits for the application's approval of `{waiting}`"
+            )));
+        }
+        let replay = Replay {
+            made: suspended.made.into(),
+            decided: Some((suspended.waiting, decision)),
+        };
+        self.run_replaying(&suspended.code, ctx, replay).await
+    }
+
+    /// Keeps a stopped run for [`resume`](Self::resume).
+    fn suspend(&self, run_id: String, run: Suspended) {
+        let mut suspended = self.suspended.lock().unwrap_or_else(|e| e.into_inner());
+        suspended.retain(|(id, _)| *id != run_id);
+        if suspended.len() >= MAX_SUSPENDED {
+            suspended.pop_front();
+        }
+        suspended.push_back((run_id, run));
+    }
+
+    async fn run_replaying(
+        &self,
+        code: &str,
+        ctx: &Context,
+        mut replay: Replay,
+    ) -> Result<ToolResponse, ToolError> {
         let specs = self.toolbox.specifications(ctx);
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         let (sender, mut requests) = mpsc::unbounded_channel();
@@ -242,6 +340,7 @@ bytes of answer.\n\n```ts\n{}",
             .approval_shared(self.approval.clone())
             .inside_code();
         let run_id = ctx.call_id().unwrap_or("run").to_owned();
+        let mut made: Vec<Made> = Vec::new();
         let mut calls = 0usize;
         let mut ended: Option<String> = None;
         let mut index: Option<ToolIndex> = None;
@@ -293,14 +392,60 @@ bytes of answer.\n\n```ts\n{}",
                             continue;
                         }
                     };
-                    let call = ToolCall::new(name.clone(), arguments)
+                    // A resumed run: the first run's calls answered from the
+                    // record, in order.
+                    if let Some(before) = replay.made.pop_front() {
+                        let answer = if before.name == name && before.arguments == arguments {
+                            before.answer.clone()
+                        } else {
+                            ended = Some(format!(
+                                "the script took another path when it was resumed: its call {calls} was `{name}` with other arguments than the first run's `{}`; nothing after it ran, run it again",
+                                before.name
+                            ));
+                            stop.store(true, Ordering::Relaxed);
+                            Err("the run took another path".to_owned())
+                        };
+                        made.push(before);
+                        let _ = reply.send(answer);
+                        continue;
+                    }
+                    let decided = match replay.decided.take() {
+                        Some((waiting, decision))
+                            if waiting.0 == name && waiting.1 == arguments =>
+                        {
+                            Some(decision)
+                        }
+                        Some(_) => {
+                            ended = Some(format!(
+                                "the script took another path when it was resumed: its call {calls} was `{name}`, not the call that waited for approval; nothing after it ran, run it again"
+                            ));
+                            stop.store(true, Ordering::Relaxed);
+                            let _ = reply.send(Err("the run took another path".to_owned()));
+                            continue;
+                        }
+                        None => None,
+                    };
+                    let call = ToolCall::new(name.clone(), arguments.clone())
                         .with_id(format!("{run_id}.{calls}"))
                         .with_caller(Caller::Code {
                             runtime: CODE_MODE_RUNTIME.to_owned(),
                             id: run_id.clone(),
                         });
                     let left = deadline.saturating_duration_since(Instant::now());
-                    let outcome = tokio::time::timeout(left, runner.run(vec![call], ctx)).await;
+                    let outcome = match decided {
+                        // The waiting call, decided by the application.
+                        Some(decision) => {
+                            let decided = TurnRunner::new(&self.toolbox)
+                                .handler(self.handler.clone())
+                                .approval(move |_| {
+                                    let decision = decision.clone();
+                                    async move { decision }
+                                })
+                                .inside_code();
+                            tokio::time::timeout(left, decided.run(vec![call], ctx)).await
+                        }
+                        None => tokio::time::timeout(left, runner.run(vec![call], ctx)).await,
+                    };
                     let answer = match outcome {
                         Err(_) => {
                             ended = Some(time_limit(limits));
@@ -314,7 +459,16 @@ bytes of answer.\n\n```ts\n{}",
                                     "the run stopped at its call to `{name}`, which waits for the application's approval; nothing after it ran"
                                 ));
                                 stop.store(true, Ordering::Relaxed);
-                                Err(format!("`{name}` waits for approval"))
+                                self.suspend(
+                                    run_id.clone(),
+                                    Suspended {
+                                        code: code.to_owned(),
+                                        made: std::mem::take(&mut made),
+                                        waiting: (name.clone(), arguments),
+                                    },
+                                );
+                                let _ = reply.send(Err(format!("`{name}` waits for approval")));
+                                continue;
                             }
                             Some(outcome) if outcome.response.is_error => {
                                 Err(outcome.response.content)
@@ -322,6 +476,11 @@ bytes of answer.\n\n```ts\n{}",
                             Some(outcome) => Ok(result_json(&outcome.response.content)),
                         },
                     };
+                    made.push(Made {
+                        name,
+                        arguments,
+                        answer: answer.clone(),
+                    });
                     let _ = reply.send(answer);
                 }
                 Request::Search { query, reply } => {
