@@ -214,30 +214,103 @@ fn a_broken_model_directory_is_an_error_naming_the_file() {
     );
 }
 
+/// What `run` logged at `WARN` and above, beside what it returned.
+fn warnings<R>(run: impl FnOnce() -> R) -> (R, String) {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let sink = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let out = tracing::subscriber::with_default(subscriber, run);
+    let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    (out, log)
+}
+
 #[test]
-fn a_broken_embeddings_file_is_an_error_naming_it() {
-    let file = common::ScratchFile::new("semantic", "bad.embeddings");
-    std::fs::write(&*file, b"something else entirely, not vectors").unwrap();
-    let error = Embeddings::load(&*file, &embedder())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(
-        error,
-        format!(
-            "the embeddings file `{}`: not a toolbox embeddings file",
-            file.display()
-        )
-    );
-    // Cut short in the middle of an entry.
-    let mut saved = Embeddings::new(&embedder());
-    SemanticIndex::with_embeddings(embedder(), &tools(), &mut saved).unwrap();
+fn a_damaged_embeddings_file_is_read_as_empty_with_a_warning() {
+    let embedder = embedder();
+    let file = common::ScratchFile::new("semantic", "damaged.embeddings");
+    let mut saved = Embeddings::new(&embedder);
+    SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut saved).unwrap();
     saved.save(&*file).unwrap();
-    let bytes = std::fs::read(&*file).unwrap();
-    std::fs::write(&*file, &bytes[..bytes.len() - 7]).unwrap();
-    let error = Embeddings::load(&*file, &embedder())
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("cut short"), "{error}");
+    let good = std::fs::read(&*file).unwrap();
+    let mut wrong_length = good.clone();
+    wrong_length[24..32].copy_from_slice(&512u64.to_le_bytes());
+    let mut not_unit = good.clone();
+    not_unit[32 + 8..32 + 12].copy_from_slice(&3.0f32.to_le_bytes());
+    let cases: [(&str, Vec<u8>, &str); 6] = [
+        (
+            "garbage",
+            b"something else entirely, not vectors".to_vec(),
+            "not a toolbox embeddings file",
+        ),
+        (
+            "empty",
+            Vec::new(),
+            "cut short: 0 bytes, not a whole header",
+        ),
+        (
+            "cut in the header",
+            good[..20].to_vec(),
+            "cut short: 20 bytes",
+        ),
+        (
+            "cut in an entry",
+            good[..good.len() - 7].to_vec(),
+            "not a whole number of 1544-byte entries",
+        ),
+        (
+            "another vector length",
+            wrong_length,
+            "its vectors have 512 numbers; the model's have 384",
+        ),
+        (
+            "a vector not of unit length",
+            not_unit,
+            "entry 0's vector is not of unit length",
+        ),
+    ];
+    for (case, bytes, problem) in cases {
+        std::fs::write(&*file, &bytes).unwrap();
+        let (loaded, log) = warnings(|| Embeddings::load(&*file, &embedder));
+        let mut loaded = loaded.unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert!(loaded.is_empty(), "{case}");
+        assert!(log.contains(" WARN "), "{case}: {log}");
+        assert!(
+            log.contains(&format!("path={}", file.display())),
+            "{case}: {log}"
+        );
+        assert!(log.contains(problem), "{case}: {log}");
+        // The tools are embedded again, and the next save replaces the file.
+        let index =
+            SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut loaded).unwrap();
+        assert_eq!(index.embedded(), 5, "{case}");
+        loaded.save(&*file).unwrap();
+        let (reloaded, log) = warnings(|| Embeddings::load(&*file, &embedder));
+        assert_eq!(reloaded.unwrap().len(), 10, "{case}");
+        assert!(log.is_empty(), "{case}: {log}");
+    }
+    // A file that is there but cannot be read is still an error naming it.
+    let dir = common::ScratchFile::new("semantic", "a-directory.embeddings");
+    std::fs::create_dir_all(&*dir).unwrap();
+    let error = Embeddings::load(&*dir, &embedder).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!("the embeddings file `{}`: ", dir.display())),
+        "{error}"
+    );
 }
 
 #[test]

@@ -44,54 +44,92 @@ impl Embeddings {
         }
     }
 
-    /// The embeddings saved in `path` for `embedder`'s model. A file that
-    /// does not exist yet, or that holds another model's vectors, gives
-    /// none (the tools are embedded again); a file that cannot be read, or
-    /// is not an embeddings file, or is cut short, is an error naming it.
+    /// The embeddings saved in `path` for `embedder`'s model.
+    ///
+    /// A file that does not exist yet, or that holds another model's
+    /// vectors, gives none (the tools are embedded again). A damaged file
+    /// (not an embeddings file, cut short, vectors of the wrong length or
+    /// not of unit length) does not stop a start either: it is read as
+    /// empty, with a warning naming it and what was wrong, and the next
+    /// [`save`](Self::save) replaces it. Only a file that exists but
+    /// cannot be read (permissions, a directory) is an error naming it.
     pub fn load(path: impl AsRef<Path>, embedder: &Embedder) -> Result<Self, ModelError> {
         let path = path.as_ref();
-        let failed = |reason: String| ModelError::Embeddings {
-            path: path.to_owned(),
-            reason,
-        };
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new(embedder)),
-            Err(e) => return Err(failed(e.to_string())),
+            Err(e) => {
+                return Err(ModelError::Embeddings {
+                    path: path.to_owned(),
+                    reason: e.to_string(),
+                })
+            }
         };
-        if bytes.len() < 32 || &bytes[..16] != MAGIC {
-            return Err(failed("not a toolbox embeddings file".to_owned()));
+        match Self::parse(&bytes, embedder) {
+            Ok(Some(store)) => Ok(store),
+            Ok(None) => {
+                tracing::info!(target: "toolbox::catalog", path = %path.display(), "the embeddings file holds another model's vectors; the tools are embedded again");
+                Ok(Self::new(embedder))
+            }
+            Err(problem) => {
+                tracing::warn!(target: "toolbox::catalog", path = %path.display(), %problem, "the embeddings file is damaged and is read as empty; the tools are embedded again");
+                Ok(Self::new(embedder))
+            }
+        }
+    }
+
+    /// The embeddings an embeddings file's bytes hold: `None` for another
+    /// model's, an error saying what is wrong for a damaged file.
+    fn parse(bytes: &[u8], embedder: &Embedder) -> Result<Option<Self>, String> {
+        if !bytes.starts_with(MAGIC) && !MAGIC.starts_with(bytes) {
+            return Err("not a toolbox embeddings file".to_owned());
+        }
+        if bytes.len() < 32 {
+            return Err(format!(
+                "cut short: {} bytes, not a whole header",
+                bytes.len()
+            ));
         }
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
-        let (model, dimensions) = (word(16), word(24) as usize);
-        if model != embedder.fingerprint() || dimensions != embedder.dimensions() {
-            tracing::info!(target: "toolbox::catalog", path = %path.display(), "the embeddings file holds another model's vectors; the tools are embedded again");
-            return Ok(Self::new(embedder));
+        let (model, dimensions) = (word(16), word(24));
+        if model != embedder.fingerprint() {
+            return Ok(None);
         }
+        if dimensions != embedder.dimensions() as u64 {
+            return Err(format!(
+                "its vectors have {dimensions} numbers; the model's have {}",
+                embedder.dimensions()
+            ));
+        }
+        let dimensions = embedder.dimensions();
         let entry = 8 + 4 * dimensions;
         let body = &bytes[32..];
-        if body.len() % entry != 0 {
-            return Err(failed(format!(
+        if !body.len().is_multiple_of(entry) {
+            return Err(format!(
                 "cut short: {} bytes after the header, not a whole number of {entry}-byte entries",
                 body.len()
-            )));
+            ));
         }
-        let vectors = body
-            .chunks_exact(entry)
-            .map(|chunk| {
-                let key = u64::from_le_bytes(chunk[..8].try_into().unwrap_or([0; 8]));
-                let vector = chunk[8..]
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
-                (key, vector)
-            })
-            .collect();
-        Ok(Embeddings {
+        let mut vectors = HashMap::with_capacity(body.len() / entry);
+        for (i, chunk) in body.chunks_exact(entry).enumerate() {
+            let key = u64::from_le_bytes(chunk[..8].try_into().unwrap_or([0; 8]));
+            let vector: Vec<f32> = chunk[8..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            // Every vector saved is of unit length (or zero): anything else
+            // is not what was written.
+            let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if !(norm == 0.0 || (norm - 1.0).abs() < 1e-3) {
+                return Err(format!("entry {i}'s vector is not of unit length ({norm})"));
+            }
+            vectors.insert(key, vector);
+        }
+        Ok(Some(Embeddings {
             model,
             dimensions,
             vectors,
-        })
+        }))
     }
 
     /// Saves the embeddings to `path`: written whole to a new temporary
