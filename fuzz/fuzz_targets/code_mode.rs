@@ -81,9 +81,11 @@ fuzz_target!(|data: &[u8]| {
             &h.handler,
         ));
         let took = started.elapsed();
-        // 200 ms, the grace (100 ms), and room for a loaded machine.
+        // 200 ms, the grace (100 ms), and room for a sanitized build on a
+        // loaded machine (a run there once took 2.15 s with every core busy;
+        // alone the same input ran in 80 ms).
         assert!(
-            took < Duration::from_secs(2),
+            took < Duration::from_secs(5),
             "the run answered after {took:?}"
         );
         assert!(

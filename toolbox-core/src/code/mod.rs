@@ -8,7 +8,11 @@
 
 #[cfg(feature = "code-mode")]
 mod mode;
+#[cfg(feature = "code-mode")]
+mod sandbox;
 pub mod typescript;
 
 #[cfg(feature = "code-mode")]
-pub use mode::{CodeMode, Limits, CODE_MODE_RUNTIME, RUN_CODE};
+pub use mode::{CodeMode, CODE_MODE_RUNTIME, RUN_CODE};
+#[cfg(feature = "code-mode")]
+pub use sandbox::Limits;
