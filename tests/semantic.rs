@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use toolbox::catalog::semantic::{Embedder, Embeddings, ModelError, SemanticIndex};
+use toolbox::catalog::semantic::{Embedder, Embeddings, HybridSearch, ModelError, SemanticIndex};
 use toolbox::catalog::{Catalog, ToolSearch};
 use toolbox::ToolSpecification;
 
@@ -214,8 +214,8 @@ fn a_broken_model_directory_is_an_error_naming_the_file() {
     );
 }
 
-/// What `run` logged at `WARN` and above, beside what it returned.
-fn warnings<R>(run: impl FnOnce() -> R) -> (R, String) {
+/// What `run` logged at `level` and above, beside what it returned.
+fn logged<R>(level: tracing::Level, run: impl FnOnce() -> R) -> (R, String) {
     #[derive(Clone, Default)]
     struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
     impl std::io::Write for Buffer {
@@ -232,11 +232,16 @@ fn warnings<R>(run: impl FnOnce() -> R) -> (R, String) {
     let subscriber = tracing_subscriber::fmt()
         .with_writer(move || sink.clone())
         .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
+        .with_max_level(level)
         .finish();
     let out = tracing::subscriber::with_default(subscriber, run);
     let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
     (out, log)
+}
+
+/// What `run` logged at `WARN` and above, beside what it returned.
+fn warnings<R>(run: impl FnOnce() -> R) -> (R, String) {
+    logged(tracing::Level::WARN, run)
 }
 
 #[test]
@@ -418,4 +423,54 @@ fn saving_touches_no_other_file() {
         "no temporary file is left"
     );
     assert_eq!(Embeddings::load(&*file, &embedder()).unwrap().len(), 10);
+}
+
+#[test]
+fn a_catalogue_with_a_model_builds_one_lexical_index() {
+    let embedder = embedder();
+    let mut store = Embeddings::new(&embedder);
+    let (hits, log) = logged(tracing::Level::DEBUG, || {
+        let catalog = Catalog::new(tools())
+            .unwrap()
+            .with_semantic(embedder, &mut store)
+            .unwrap();
+        catalog.search("post to the team channel", 1)
+    });
+    assert_eq!(hits[0].name, "slack_post_message");
+    assert_eq!(
+        log.matches("lexical index built").count(),
+        1,
+        "the catalogue's and the hybrid's: {log}"
+    );
+    // Without a model, the catalogue's own, at its first search.
+    let (_, log) = logged(tracing::Level::DEBUG, || {
+        let catalog = Catalog::new(tools()).unwrap();
+        let copy = catalog.clone();
+        catalog.search("post to the team channel", 1);
+        copy.search("scale a deployment", 1);
+    });
+    assert_eq!(log.matches("lexical index built").count(), 1, "{log}");
+}
+
+#[test]
+fn a_catalogue_says_how_many_tools_it_embedded() {
+    let file = common::ScratchFile::new("semantic", "counted.embeddings");
+    let embedder = embedder();
+    let mut saved = Embeddings::load(&*file, &embedder).unwrap();
+    let catalog = Catalog::new(tools())
+        .unwrap()
+        .with_semantic(embedder.clone(), &mut saved)
+        .unwrap();
+    assert_eq!(catalog.embedded(), 5);
+    saved.save(&*file).unwrap();
+    // A restart: every vector comes from the file.
+    let mut saved = Embeddings::load(&*file, &embedder).unwrap();
+    let catalog = Catalog::new(tools())
+        .unwrap()
+        .with_semantic(embedder.clone(), &mut saved)
+        .unwrap();
+    assert_eq!(catalog.embedded(), 0);
+    let hybrid = HybridSearch::new(embedder, &tools(), &mut saved).unwrap();
+    assert_eq!(hybrid.embedded(), 0);
+    assert_eq!(Catalog::new(tools()).unwrap().embedded(), 0, "no model");
 }

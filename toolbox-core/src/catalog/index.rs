@@ -127,6 +127,7 @@ impl ToolIndex {
             index.add(spec);
         }
         index.sort_terms();
+        tracing::debug!(target: "toolbox::catalog", tools = index.live, "lexical index built");
         index
     }
 

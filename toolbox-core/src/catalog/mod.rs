@@ -19,7 +19,7 @@ mod lexicon;
 pub mod semantic;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -144,7 +144,11 @@ impl Revealed {
 pub struct Catalog {
     specs: Vec<ToolSpecification>,
     by_name: HashMap<String, usize>,
-    search: Arc<dyn ToolSearch>,
+    /// What ranks the tools: the one given, or a [`ToolIndex`] built at the
+    /// first search (shared by the catalogue's clones).
+    search: Arc<OnceLock<Box<dyn ToolSearch>>>,
+    /// How many tools [`with_semantic`](Self::with_semantic) embedded.
+    embedded: usize,
     hosted: bool,
     results: usize,
 }
@@ -184,13 +188,14 @@ pub enum CatalogError {
 }
 
 impl Catalog {
-    /// A catalogue of `specs`, with a [`ToolIndex`] over them.
+    /// A catalogue of `specs`, searched with a [`ToolIndex`] over them
+    /// (built at the first search, unless [`with_search`](Self::with_search)
+    /// or [`with_semantic`](Self::with_semantic) gives another ranking).
     pub fn new(specs: Vec<ToolSpecification>) -> Result<Self, CatalogError> {
         // A catalogue is what a model is offered: an MCP Apps tool for its
         // view only is not.
         let specs: Vec<ToolSpecification> = specs.into_iter().filter(|s| s.for_model()).collect();
-        let index = ToolIndex::new(&specs);
-        Self::with_index(specs, Arc::new(index))
+        Self::checked(specs)
     }
 
     /// A catalogue of the tools `toolbox` offers in `ctx`.
@@ -201,10 +206,7 @@ impl Catalog {
         Self::new(toolbox.specifications(ctx))
     }
 
-    fn with_index(
-        specs: Vec<ToolSpecification>,
-        search: Arc<dyn ToolSearch>,
-    ) -> Result<Self, CatalogError> {
+    fn checked(specs: Vec<ToolSpecification>) -> Result<Self, CatalogError> {
         let mut by_name = HashMap::with_capacity(specs.len());
         for (i, spec) in specs.iter().enumerate() {
             if by_name.insert(spec.name.clone(), i).is_some() {
@@ -235,7 +237,8 @@ impl Catalog {
         Ok(Catalog {
             specs,
             by_name,
-            search,
+            search: Arc::new(OnceLock::new()),
+            embedded: 0,
             hosted: false,
             results: DEFAULT_RESULTS,
         })
@@ -245,7 +248,8 @@ impl Catalog {
     /// embedding search, say), built by the application over the same
     /// tools.
     pub fn with_search(mut self, search: impl ToolSearch + 'static) -> Self {
-        self.search = Arc::new(search);
+        self.search = Arc::new(OnceLock::from(Box::new(search) as Box<dyn ToolSearch>));
+        self.embedded = 0;
         self
     }
 
@@ -253,7 +257,8 @@ impl Catalog {
     /// `embedder`'s semantic one fused ([`semantic::HybridSearch`]). Each
     /// tool's vector comes from `store` where the same text was embedded
     /// before; the others are embedded now and added to it (save it to keep
-    /// them across restarts). Feature `semantic`.
+    /// them across restarts; [`embedded`](Self::embedded) says how many
+    /// were). Feature `semantic`.
     #[cfg(feature = "semantic")]
     pub fn with_semantic(
         self,
@@ -261,7 +266,23 @@ impl Catalog {
         store: &mut semantic::Embeddings,
     ) -> Result<Self, semantic::ModelError> {
         let search = semantic::HybridSearch::new(embedder, &self.specs, store)?;
-        Ok(self.with_search(search))
+        let embedded = search.embedded();
+        tracing::info!(
+            target: "toolbox::catalog",
+            tools = self.specs.len(),
+            embedded,
+            "semantic search ready"
+        );
+        let mut catalog = self.with_search(search);
+        catalog.embedded = embedded;
+        Ok(catalog)
+    }
+
+    /// How many tools [`with_semantic`](Self::with_semantic) embedded when
+    /// it built the semantic index: the ones whose texts the store did not
+    /// hold (0 when a saved store held every tool's, or without a model).
+    pub fn embedded(&self) -> usize {
+        self.embedded
     }
 
     /// Lets the provider search where it can (OpenAI Responses' hosted
@@ -315,6 +336,7 @@ impl Catalog {
     /// [`MAX_QUERY_BYTES`] is cut there before any search reads it.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         self.search
+            .get_or_init(|| Box::new(ToolIndex::new(&self.specs)))
             .search(index::clip(query, MAX_QUERY_BYTES), limit)
             .into_iter()
             .filter(|hit| self.by_name.contains_key(&hit.name))

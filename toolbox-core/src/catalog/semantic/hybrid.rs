@@ -52,6 +52,12 @@ impl HybridSearch {
         })
     }
 
+    /// How many tools were embedded when it was built (the others' vectors
+    /// came from the store).
+    pub fn embedded(&self) -> usize {
+        self.semantic.embedded()
+    }
+
     /// The semantic index inside.
     pub fn semantic(&self) -> &SemanticIndex {
         &self.semantic
