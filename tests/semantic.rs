@@ -474,3 +474,49 @@ fn a_catalogue_says_how_many_tools_it_embedded() {
     assert_eq!(hybrid.embedded(), 0);
     assert_eq!(Catalog::new(tools()).unwrap().embedded(), 0, "no model");
 }
+
+#[test]
+fn a_store_keeps_only_the_tools_it_is_told_to() {
+    let embedder = embedder();
+    let mut store = Embeddings::new(&embedder);
+    SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut store).unwrap();
+    assert_eq!(store.len(), 10);
+    store.retain(&tools()[..2]);
+    assert_eq!(store.len(), 4, "two texts a tool");
+    let index = SemanticIndex::with_embeddings(embedder, &tools(), &mut store).unwrap();
+    assert_eq!(index.embedded(), 3, "the three dropped");
+    assert_eq!(store.len(), 10, "an index alone keeps what the store held");
+}
+
+#[test]
+fn a_catalogue_prunes_its_store_to_the_tools_it_serves() {
+    let file = common::ScratchFile::new("semantic", "pruned.embeddings");
+    let embedder = embedder();
+    let mut saved = Embeddings::new(&embedder);
+    Catalog::new(tools())
+        .unwrap()
+        .with_semantic(embedder.clone(), &mut saved)
+        .unwrap();
+    assert_eq!(saved.len(), 10);
+    // Two tools leave the server and one is described anew.
+    let mut served = tools()[..3].to_vec();
+    served[1].description = "The time now, in any time zone.".into();
+    let catalog = Catalog::new(served.clone())
+        .unwrap()
+        .with_semantic(embedder.clone(), &mut saved)
+        .unwrap();
+    assert_eq!(catalog.embedded(), 1);
+    assert_eq!(
+        saved.len(),
+        6,
+        "only the three tools served, as described now"
+    );
+    saved.save(&*file).unwrap();
+    let mut reloaded = Embeddings::load(&*file, &embedder).unwrap();
+    assert_eq!(reloaded.len(), 6);
+    let catalog = Catalog::new(served)
+        .unwrap()
+        .with_semantic(embedder, &mut reloaded)
+        .unwrap();
+    assert_eq!(catalog.embedded(), 0);
+}

@@ -259,13 +259,21 @@ impl Catalog {
     /// before; the others are embedded now and added to it (save it to keep
     /// them across restarts; [`embedded`](Self::embedded) says how many
     /// were). Feature `semantic`.
+    ///
+    /// The store is then pruned to this catalogue's tools: vectors of
+    /// tools it no longer has, or of their former descriptions, are dropped,
+    /// so the saved file holds what the catalogue serves and does not grow
+    /// with each change. To share one store between catalogues, build each
+    /// one's [`HybridSearch::new`](semantic::HybridSearch::new) (which
+    /// keeps everything), give it with [`with_search`](Self::with_search),
+    /// and [`retain`](semantic::Embeddings::retain) the tools of all.
     #[cfg(feature = "semantic")]
     pub fn with_semantic(
         self,
         embedder: Arc<semantic::Embedder>,
         store: &mut semantic::Embeddings,
     ) -> Result<Self, semantic::ModelError> {
-        let search = semantic::HybridSearch::new(embedder, &self.specs, store)?;
+        let search = semantic::HybridSearch::build(embedder, &self.specs, store, true)?;
         let embedded = search.embedded();
         tracing::info!(
             target: "toolbox::catalog",

@@ -35,13 +35,25 @@ pub struct HybridSearch {
 
 impl HybridSearch {
     /// Both rankings over `specs`, with the vectors in `store` reused and
-    /// the missing ones embedded into it.
+    /// the missing ones embedded into it (the store keeps what it held for
+    /// other tools too: [`Embeddings::retain`] drops it).
     pub fn new(
         embedder: Arc<Embedder>,
         specs: &[ToolSpecification],
         store: &mut Embeddings,
     ) -> Result<Self, ModelError> {
-        let semantic = SemanticIndex::with_embeddings(embedder, specs, store)?;
+        Self::build(embedder, specs, store, false)
+    }
+
+    /// [`new`](Self::new), the store then holding only `specs`' vectors
+    /// where `retain` is set.
+    pub(crate) fn build(
+        embedder: Arc<Embedder>,
+        specs: &[ToolSpecification],
+        store: &mut Embeddings,
+        retain: bool,
+    ) -> Result<Self, ModelError> {
+        let semantic = SemanticIndex::build(embedder, specs, store, retain)?;
         let positions = (0..semantic.len())
             .map(|i| (semantic.name(i).to_owned(), i))
             .collect();

@@ -2,7 +2,7 @@
 //! loaded from a file the application names; and the semantic index that
 //! ranks tools by cosine similarity to the query's embedding.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +23,8 @@ const MAGIC: &[u8; 16] = b"toolbox-embed-1\n";
 /// Tool embeddings by the fingerprint of the text embedded, for one model:
 /// a restart, or a server that lists its tools again, embeds only what
 /// changed. Each tool has two texts embedded (its description, and its
-/// first sentence as a request), so two vectors.
+/// first sentence as a request), so two vectors. A catalogue keeps in it
+/// only the vectors of the tools it serves ([`retain`](Self::retain)).
 ///
 /// The file is binary: a header naming the model's fingerprint and the
 /// vector length, then each entry's key and vector, little-endian.
@@ -197,6 +198,24 @@ impl Embeddings {
         Ok(())
     }
 
+    /// Keeps only the vectors of `specs`' texts, dropping what was embedded
+    /// for tools no longer served (removed, or described differently), so
+    /// the store and the file it is saved to hold what is in use.
+    /// [`Catalog::with_semantic`](crate::catalog::Catalog::with_semantic)
+    /// does this itself; an application that shares one store between
+    /// several indexes retains the union of their tools.
+    pub fn retain<'s>(&mut self, specs: impl IntoIterator<Item = &'s ToolSpecification>) {
+        let keys = specs
+            .into_iter()
+            .flat_map(|spec| tool_texts(spec).map(|text| text_key(&text)))
+            .collect();
+        self.retain_keys(&keys);
+    }
+
+    fn retain_keys(&mut self, keys: &HashSet<u64>) {
+        self.vectors.retain(|key, _| keys.contains(key));
+    }
+
     /// How many vectors it holds (two a tool, fewer where two tools'
     /// texts are the same).
     pub fn len(&self) -> usize {
@@ -259,11 +278,23 @@ impl SemanticIndex {
 
     /// An index over `specs` that takes each tool's vectors from `store`
     /// where the same text was embedded before, embeds the others and adds
-    /// them to `store` (save it to keep them).
+    /// them to `store` (save it to keep them). The store keeps what it
+    /// held for other tools too ([`Embeddings::retain`] drops it).
     pub fn with_embeddings<'s>(
         embedder: Arc<Embedder>,
         specs: impl IntoIterator<Item = &'s ToolSpecification>,
         store: &mut Embeddings,
+    ) -> Result<Self, ModelError> {
+        Self::build(embedder, specs, store, false)
+    }
+
+    /// [`with_embeddings`](Self::with_embeddings), the store then holding
+    /// only `specs`' vectors where `retain` is set.
+    pub(super) fn build<'s>(
+        embedder: Arc<Embedder>,
+        specs: impl IntoIterator<Item = &'s ToolSpecification>,
+        store: &mut Embeddings,
+        retain: bool,
     ) -> Result<Self, ModelError> {
         if store.model != embedder.fingerprint() {
             *store = Embeddings::new(&embedder);
@@ -302,6 +333,9 @@ impl SemanticIndex {
                 })?;
                 scales.push(quantize(vector, &mut vectors));
             }
+        }
+        if retain {
+            store.retain_keys(&keys.iter().flatten().copied().collect());
         }
         Ok(SemanticIndex {
             embedder,
