@@ -59,6 +59,8 @@ mod soundness;
 mod surface;
 #[path = "surface_lock.rs"]
 mod surface_lock;
+#[path = "tool_changes.rs"]
+mod tool_changes;
 #[path = "tracing_span.rs"]
 mod tracing_span;
 #[path = "turn.rs"]

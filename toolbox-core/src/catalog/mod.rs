@@ -12,8 +12,13 @@
 //! | OpenAI Responses | `namespace` objects | client `tool_search`, answered with `tool_search_output` | every tool, deferred ones `defer_loading`, `tool_search` |
 //! | Anthropic | flat names | `search_tools`, answered with `tool_reference` blocks; revealed tools sent with `defer_loading` | every tool, deferred ones `defer_loading`, `tool_search_tool_bm25` |
 //! | Chat Completions, Gemini, MCP | flat names | `search_tools`; revealed tools offered in full from the next request | — (no native search) |
+//!
+//! With [`inline_tool_changes`](Catalog::inline_tool_changes), Anthropic
+//! gets revealed tools as `tool_addition` blocks in the conversation (and
+//! unloaded ones as `tool_removal`), its `tools` never changing.
 
 mod index;
+mod inline;
 mod lexicon;
 #[cfg(feature = "semantic")]
 pub mod semantic;
@@ -150,6 +155,8 @@ pub struct Catalog {
     /// How many tools [`with_semantic`](Self::with_semantic) embedded.
     embedded: usize,
     hosted: bool,
+    /// Reveals sent to Anthropic as tool changes in the conversation.
+    inline: bool,
     results: usize,
 }
 
@@ -162,6 +169,7 @@ impl std::fmt::Debug for Catalog {
                 &self.specs.iter().filter(|s| s.deferred).count(),
             )
             .field("hosted", &self.hosted)
+            .field("inline", &self.inline)
             .finish()
     }
 }
@@ -240,6 +248,7 @@ impl Catalog {
             search: Arc::new(OnceLock::new()),
             embedded: 0,
             hosted: false,
+            inline: false,
             results: DEFAULT_RESULTS,
         })
     }
@@ -385,12 +394,16 @@ impl Catalog {
     /// A request stays within the provider's limits as reveals
     /// accumulate: the least recently used revealed tools are left out
     /// until it fits ([`fit`](Self::fit); the runner forgets them and
-    /// tells the model).
+    /// tells the model). With [`inline_tool_changes`](Self::inline_tool_changes),
+    /// Anthropic's are the same whatever was revealed.
     pub fn definitions(
         &self,
         provider: Provider,
         revealed: &Revealed,
     ) -> Result<Value, ProviderError> {
+        if self.inline_for(Some(provider)) {
+            return self.unchanging_definitions(provider);
+        }
         match self.offered_definitions(provider, revealed) {
             Err(ProviderError::Request { .. }) if !revealed.is_empty() => {
                 let mut fitted = revealed.clone();
@@ -579,8 +592,10 @@ impl Catalog {
     /// `revealed`, and the response says what was found in the form the
     /// provider reads (OpenAI Responses: the loaded definitions, for a
     /// `tool_search_output`; Anthropic: the names, sent as
-    /// `tool_reference` blocks; elsewhere a list the model reads). The
-    /// call's `extra` is marked where its result message needs it.
+    /// `tool_reference` blocks, or with
+    /// [`inline_tool_changes`](Self::inline_tool_changes) the list and the
+    /// tool changes; elsewhere a list the model reads). The call's `extra`
+    /// is marked where its result message needs it.
     pub fn answer(
         &self,
         provider: Option<Provider>,
@@ -612,9 +627,11 @@ impl Catalog {
             .filter_map(|hit| self.specification(&hit.name))
             .filter(|spec| provider.is_none_or(|p| p.definition(spec).is_ok()))
             .collect();
-        for spec in &hits {
-            revealed.insert(spec.name.clone());
-        }
+        let added: Vec<&str> = hits
+            .iter()
+            .filter(|spec| revealed.insert(spec.name.clone()))
+            .map(|spec| spec.name.as_str())
+            .collect();
         // Room for the new tools: the least recently used leave the
         // request, and the model is told how to bring them back.
         let keep: Vec<&str> = hits.iter().map(|s| s.name.as_str()).collect();
@@ -625,6 +642,9 @@ impl Catalog {
             .into_iter()
             .filter(|s| revealed.contains(&s.name))
             .collect();
+        if let (Some(p), true) = (provider, self.inline_for(provider)) {
+            self.mark_tool_changes(p, call, &hits, &added, &forgotten);
+        }
         let search_name = self.search_tool_name(provider);
         tracing::info!(
             target: "toolbox::catalog",
@@ -644,7 +664,7 @@ impl Catalog {
                     Err(error) => ToolResponse::error(error.to_string()),
                 }
             }
-            Some(Provider::Anthropic { .. }) if !hits.is_empty() => {
+            Some(Provider::Anthropic { .. }) if !hits.is_empty() && !self.inline_for(provider) => {
                 let names: Vec<Value> =
                     hits.iter().map(|s| Value::String(s.name.clone())).collect();
                 let mut extra = match call.extra.take() {

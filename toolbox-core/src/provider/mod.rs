@@ -35,6 +35,7 @@ mod offer;
 mod read;
 mod rules;
 mod tags;
+pub(crate) mod tool_changes;
 pub(crate) mod walk;
 mod write;
 
@@ -45,9 +46,11 @@ pub use check::{
     name_problem, request_limits, validate, validate_request, RequestLimits, Violation,
     ANTHROPIC_STRICT_LIMITS,
 };
+pub(crate) use code::hosted_tool;
 pub use code::{hosted, ANTHROPIC_CODE_EXECUTION};
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
 pub(crate) use namespaces::responses_tools;
+pub use tool_changes::ANTHROPIC_INLINE_TOOLS_BETA;
 
 use serde_json::{json, Map, Value};
 
@@ -496,7 +499,10 @@ impl Provider {
     }
 
     /// The message(s) that carry results back, one result per call, in the
-    /// order given. Anthropic's results come first in the next user turn;
+    /// order given. Anthropic's results come first in the next user turn,
+    /// followed by a `system` message of the tool changes a catalogue's
+    /// search made where it sends them inline
+    /// ([`Catalog::inline_tool_changes`](crate::catalog::Catalog::inline_tool_changes));
     /// Gemini's call ids are echoed; OpenAI's `tool_call_id` / `call_id` set.
     ///
     /// `results` are `(ToolCall, ToolResponse)` pairs, or the
@@ -583,10 +589,14 @@ impl Provider {
                         block
                     })
                     .collect();
-                vec![object([
+                let turn = object([
                     ("role", Value::String("user".into())),
                     ("content", Value::Array(blocks)),
-                ])]
+                ]);
+                // The tools a search loaded or unloaded, after the results.
+                std::iter::once(turn)
+                    .chain(tool_changes::system_message(results))
+                    .collect()
             }
             Provider::Gemini | Provider::GeminiLegacy => {
                 let parts: Vec<Value> = results
@@ -676,6 +686,7 @@ fn search_references(call: &ToolCall) -> Option<Value> {
 /// for OpenAI Responses or Anthropic).
 pub(crate) fn special_result(call: &ToolCall) -> bool {
     is_tool_search_call(call)
+        || tool_changes::carries(call)
         || call
             .extra
             .as_ref()
