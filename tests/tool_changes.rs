@@ -1,11 +1,14 @@
-//! Anthropic's mid-conversation tool changes: a catalogue with inline tool
-//! changes keeps the request's `tools` byte for byte as searches load
-//! tools (each a `tool_addition` in the conversation) and the least
-//! recently used leave (`tool_removal`).
+//! Anthropic's mid-conversation tool changes and MCP tool-list pinning: a
+//! catalogue with inline tool changes keeps the request's `tools` byte for
+//! byte as searches load tools (each a `tool_addition` in the
+//! conversation) and the least recently used leave (`tool_removal`); an
+//! `mcp_tool_listing` a response carries goes back as it came.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use toolbox::catalog::{Catalog, Revealed, SEARCH_TOOL};
-use toolbox::provider::{Provider, ANTHROPIC_INLINE_TOOLS_BETA};
+use toolbox::provider::{McpToolListings, Provider, ANTHROPIC_INLINE_TOOLS_BETA};
 use toolbox::turn::TurnRunner;
 use toolbox::{
     Arguments, Context, DispatchFuture, Namespace, ToolBox, ToolCall, ToolResponse,
@@ -256,4 +259,80 @@ fn tool_change_blocks_have_the_documented_shape() {
         serde_json::to_string(removal).unwrap(),
         r#"{"type":"tool_removal","tool":{"type":"tool_reference","name":"get_weather"}}"#
     );
+}
+
+/// The raw text of each block of a response body's `content`.
+#[derive(Deserialize)]
+struct RawBody<'a> {
+    #[serde(borrow)]
+    content: Vec<&'a RawValue>,
+}
+
+#[test]
+fn an_mcp_tool_listing_goes_back_byte_for_byte() {
+    let body = fixture("anthropic_mcp_tool_listing.json");
+    let body = body.trim_end();
+    let raw: RawBody<'_> = serde_json::from_str(body).unwrap();
+    let listing = raw.content[0].get();
+    assert!(listing.starts_with(r#"{"type":"mcp_tool_listing","mcp_server_name":"crm""#));
+    let provider = Provider::Anthropic { strict: false };
+    // The client tool's call is read as before.
+    let calls = provider.parse_response(body.as_bytes()).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name, "get_weather");
+    let response: Value = serde_json::from_str(body).unwrap();
+    let mut listings = McpToolListings::new();
+    listings.update(provider, &response);
+    assert_eq!(listings.servers().collect::<Vec<_>>(), ["crm"]);
+    assert_eq!(listings.tools("crm").unwrap()[1]["name"], "list_orders");
+
+    // Sent back as it came: the listing is there, and carry changes nothing.
+    let question = json!({"role": "user", "content": "Does ACME have open orders, and what is the weather in Paris?"});
+    let results = provider.result_messages(&[(calls[0].clone(), ToolResponse::text("15 degrees"))]);
+    let mut request = json!({"model": "claude-opus-5", "messages": [question.clone(),
+        {"role": "assistant", "content": response["content"]}]});
+    request["messages"]
+        .as_array_mut()
+        .unwrap()
+        .extend(results.clone());
+    let sent = request.to_string();
+    listings.carry(provider, &mut request);
+    assert_eq!(request.to_string(), sent);
+    assert!(
+        sent.contains(listing),
+        "the listing's bytes are in the request"
+    );
+
+    // An assistant turn rebuilt from its thinking and its call: the
+    // listing goes back in after the thinking, byte for byte.
+    let thinking = json!({"type": "thinking", "thinking": "Look up ACME.", "signature": "sig"});
+    let mut request = json!({"model": "claude-opus-5", "messages": [question,
+        {"role": "assistant", "content": [thinking, response["content"][4]]}]});
+    request["messages"].as_array_mut().unwrap().extend(results);
+    listings.carry(provider, &mut request);
+    let content = &request["messages"][1]["content"];
+    assert_eq!(content[0]["type"], "thinking");
+    assert_eq!(serde_json::to_string(&content[1]).unwrap(), listing);
+    assert_eq!(content[2]["type"], "tool_use");
+    assert!(request.to_string().contains(listing));
+    // Carried once: a second carry does not send it twice.
+    let once = request.to_string();
+    listings.carry(provider, &mut request);
+    assert_eq!(request.to_string(), once);
+
+    // Kept with a pending turn: serializable, the blocks as they came.
+    let stored = serde_json::to_string(&listings).unwrap();
+    assert_eq!(stored, format!("[{listing}]"));
+    let restored: McpToolListings = serde_json::from_str(&stored).unwrap();
+    assert_eq!(restored, listings);
+
+    // A later listing of the server replaces it; another provider's
+    // response holds none.
+    let later =
+        json!({"content": [{"type": "mcp_tool_listing", "mcp_server_name": "crm", "tools": []}]});
+    listings.update(provider, &later);
+    assert_eq!(listings.tools("crm"), Some(&[][..]));
+    let mut other = McpToolListings::new();
+    other.update(Provider::OpenAiResponses { strict: true }, &response);
+    assert!(other.is_empty());
 }

@@ -29,6 +29,7 @@
 
 mod check;
 mod code;
+mod listing;
 mod lower;
 mod namespaces;
 mod offer;
@@ -48,6 +49,7 @@ pub use check::{
 };
 pub(crate) use code::hosted_tool;
 pub use code::{hosted, ANTHROPIC_CODE_EXECUTION};
+pub use listing::McpToolListings;
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
 pub(crate) use namespaces::responses_tools;
 pub use tool_changes::ANTHROPIC_INLINE_TOOLS_BETA;
