@@ -587,3 +587,167 @@ async fn a_pin_written_before_the_server_declared_tasks_still_holds() {
     assert!(specs.iter().all(|spec| spec.task == TaskSupport::Optional));
     let _ = std::fs::remove_file(&path);
 }
+
+/// How many of `index`'s reports its caller heard: the tool waits for
+/// each before its next, so a client that polls sees every one.
+type Heard = Arc<tokio::sync::watch::Sender<u32>>;
+
+/// A served toolbox whose `index` runs as a task and reports its three
+/// pages as progress, each once the caller heard the one before (2 s at
+/// most).
+fn indexer(heard: &Heard) -> toolbox_mcp::McpServer<toolbox_core::FnToolBox> {
+    use toolbox_core::{tool_fn, FnToolBox, FromContext};
+    let heard = heard.clone();
+    let tools = FnToolBox::new([tool_fn(
+        "index",
+        "Indexes three pages",
+        move |_: (), ctx: Context| {
+            let mut heard = heard.subscribe();
+            async move {
+                let progress = McpProgress::from_context(&ctx).unwrap();
+                for page in 1..=3 {
+                    progress.report(f64::from(page), Some(3.0), Some(&format!("page {page}")));
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        heard.wait_for(|n| *n >= page),
+                    )
+                    .await;
+                }
+                "indexed"
+            }
+        },
+    )
+    .task(toolbox_core::TaskSupport::Optional)])
+    .unwrap();
+    toolbox_mcp::McpServer::new(tools, "indexer")
+}
+
+/// Calls `index` on `remote` listening for progress: what it heard, once
+/// the call has its one result.
+async fn index_listening(remote: &McpToolBox, heard: &Heard) -> Vec<(f64, Option<f64>, String)> {
+    heard.send_replace(0);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (sink, count) = (seen.clone(), heard.clone());
+    let ctx = Context::new().with_extension(McpProgress::new(move |p: Progress| {
+        sink.lock().unwrap().push(p);
+        count.send_modify(|n| *n += 1);
+    }));
+    let (handler, starts, ends) = counting();
+    let response = remote.call("index", &json!({}), &ctx, &handler).await;
+    assert!(!response.is_error, "{}", response.content);
+    assert_eq!(response.content, "indexed");
+    assert_eq!(
+        (starts.load(Ordering::SeqCst), ends.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .map(|p| (p.progress, p.total, p.message.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// Calls `index` on the server at `url` as a `2026-07-28` client that
+/// declared the Tasks extension and polls its task: the era has no
+/// session, so nothing the server sends after its answer reaches the
+/// client. The status messages it read, in order, and the task's end.
+async fn index_polling(url: &str, heard: &Heard) -> (Vec<String>, serde_json::Value) {
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+    use rmcp::ClientLifecycleMode;
+    use rmcp::ClientServiceExt as _;
+    heard.send_replace(0);
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+    let client = ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new("poller", "1"),
+    )
+    .serve_with_lifecycle(
+        transport,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .unwrap();
+    let CallToolResponse::Task(created) = client
+        .call_tool_once(CallToolRequestParams::new("index"))
+        .await
+        .unwrap()
+    else {
+        panic!("a declaring client gets a task");
+    };
+    let mut messages: Vec<String> = Vec::new();
+    for _ in 0..500 {
+        let polled = client
+            .get_task(GetTaskParams::new(created.task.task_id.clone()))
+            .await
+            .unwrap()
+            .task;
+        if let Some(message) = &polled.task.status_message {
+            if messages.last() != Some(message) {
+                messages.push(message.clone());
+                heard.send_modify(|n| *n += 1);
+            }
+        }
+        if polled.task.status.is_terminal() {
+            client.cancel().await.unwrap();
+            return (messages, serde_json::to_value(polled).unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the task did not end within 5 s");
+}
+
+#[tokio::test]
+async fn a_remote_tasks_progress_reaches_the_caller_and_a_proxys_caller_once() {
+    use toolbox_core::{TaskSupport, ToolBox};
+    // Over HTTP with sessions the server's notifications reach the caller;
+    // its status messages, the same news, are not heard twice.
+    let heard = Heard::default();
+    let origin = toolbox_mcp::serve_http(indexer(&heard), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let remote = McpToolBox::http(origin.url()).connect().await.unwrap();
+    assert_eq!(
+        remote.specifications(&Context::new())[0].task,
+        TaskSupport::Optional,
+        "the call runs as a task"
+    );
+    let pages: Vec<_> = (1..=3)
+        .map(|page| (f64::from(page), Some(3.0), format!("page {page}")))
+        .collect();
+    assert_eq!(index_listening(&remote, &heard).await, pages);
+
+    // A proxy serves it as a task in turn, and its caller hears the same.
+    let proxy = toolbox_mcp::McpServer::proxy(remote, "proxy")
+        .await
+        .unwrap();
+    let proxied = toolbox_mcp::serve_http(proxy, "127.0.0.1:0").await.unwrap();
+    let client = McpToolBox::http(proxied.url()).connect().await.unwrap();
+    assert_eq!(index_listening(&client, &heard).await, pages);
+}
+
+#[tokio::test]
+async fn a_served_tasks_progress_reaches_a_client_that_only_polls() {
+    // A `2026-07-28` client reads the tool's reports as the task's status
+    // messages, from the server and through a proxy alike.
+    let heard = Heard::default();
+    let origin = toolbox_mcp::serve_http(indexer(&heard), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let pages = ["page 1", "page 2", "page 3"];
+    let (messages, end) = index_polling(&origin.url(), &heard).await;
+    assert_eq!(messages, pages);
+    assert_eq!(end["status"], "completed");
+    assert_eq!(end["result"]["content"][0]["text"], "indexed");
+
+    let remote = McpToolBox::http(origin.url()).connect().await.unwrap();
+    let proxy = toolbox_mcp::McpServer::proxy(remote, "proxy")
+        .await
+        .unwrap();
+    let proxied = toolbox_mcp::serve_http(proxy, "127.0.0.1:0").await.unwrap();
+    let (messages, end) = index_polling(&proxied.url(), &heard).await;
+    assert_eq!(messages, pages);
+    assert_eq!(end["result"]["content"][0]["text"], "indexed");
+}

@@ -443,13 +443,17 @@ impl McpToolBox {
             .await
             .map_err(service_error)?;
         let key = token_key(&handle.progress_token);
+        // The server's notifications reach the listener through
+        // `CallProgress`, where a task's status messages join them.
+        let progress = tasks::CallProgress::new(listener);
+        let notifications = progress.notifications();
         let early = self
             .progress
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .listen(&key, listener.clone());
+            .listen(&key, notifications.clone());
         for report in early {
-            listener.send(report);
+            notifications.send(report);
         }
         let mut listening = Listening {
             progress: &self.progress,
@@ -470,7 +474,7 @@ impl McpToolBox {
                     &self.answer,
                     tool,
                     created.task,
-                    Some(&listener),
+                    Some(&progress),
                 )
                 .await
             }

@@ -3,14 +3,15 @@
 //! inside the same call, so the model and the handler see one call with
 //! one end.
 //!
-//! The task is polled with `tasks/get` at the server's interval; each new
-//! status message is reported as progress; each new input request is
-//! answered by the application's client handler and sent back with
-//! `tasks/update`; the result comes inline once the task completes. A call
-//! dropped before that (its limit passed, the turn cancelled) sends
-//! `tasks/cancel`. Past the task's ttl the server may have forgotten it,
-//! and the call ends with an error saying so.
+//! The task is polled with `tasks/get` at the server's interval; its
+//! progress reaches the caller as a plain call's does ([`CallProgress`]);
+//! each new input request is answered by the application's client handler
+//! and sent back with `tasks/update`; the result comes inline once the
+//! task completes. A call dropped before that (its limit passed, the turn
+//! cancelled) sends `tasks/cancel`. Past the task's ttl the server may have
+//! forgotten it, and the call ends with an error saying so.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -32,6 +33,105 @@ const DEFAULT_POLL: Duration = Duration::from_millis(500);
 /// floods the server, not so long that a finished task waits.
 const MIN_POLL: Duration = Duration::from_millis(10);
 const MAX_POLL: Duration = Duration::from_secs(5);
+
+/// The progress of a call whose caller listens, as the caller hears it:
+/// the server's `notifications/progress` under the call's token, as they
+/// come; and for a call the server runs as a task, the task's status
+/// messages, numbered 1, 2, … — where the server sends no notifications.
+///
+/// A server may carry a task's progress both ways (toolbox's does): once a
+/// notification came, the status messages are the same news and are not
+/// reported. A status message waits for the next poll, so a notification
+/// sent with it is heard first; and after status messages were reported,
+/// a notification that would make the progress go back is dropped.
+#[derive(Clone)]
+pub(super) struct CallProgress {
+    listener: McpProgress,
+    heard: Arc<Mutex<Heard>>,
+}
+
+#[derive(Default)]
+struct Heard {
+    /// Whether a notification came for the call.
+    notified: bool,
+    /// How many status messages were reported.
+    statuses: u32,
+}
+
+impl CallProgress {
+    pub(super) fn new(listener: McpProgress) -> Self {
+        CallProgress {
+            listener,
+            heard: Arc::default(),
+        }
+    }
+
+    /// Where the call's notifications go: its route in the client handler.
+    pub(super) fn notifications(&self) -> McpProgress {
+        let call = self.clone();
+        McpProgress::new(move |report| call.notified(report))
+    }
+
+    fn notified(&self, report: Progress) {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.notified = true;
+        if heard.statuses > 0 && report.progress <= f64::from(heard.statuses) {
+            return;
+        }
+        // Sent under the lock: a notification and a status message are
+        // reported one after the other, never interleaved.
+        self.listener.send(report);
+    }
+
+    fn status(&self, message: String) {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        if heard.notified {
+            return;
+        }
+        heard.statuses += 1;
+        self.listener.send(Progress {
+            progress: f64::from(heard.statuses),
+            total: None,
+            message: Some(message),
+        });
+    }
+}
+
+/// A task's status messages on their way to the caller: each new one is
+/// held until the next poll (or the task's end), then reported unless a
+/// notification came meanwhile ([`CallProgress`]).
+#[derive(Default)]
+struct StatusMessages {
+    last: Option<String>,
+    held: Option<String>,
+}
+
+impl StatusMessages {
+    /// `task` as a poll showed it: the message held since the last poll is
+    /// reported, and a new one held.
+    fn polled(&mut self, task: &Task, progress: Option<&CallProgress>) {
+        let Some(progress) = progress else { return };
+        if let Some(message) = self.held.take() {
+            progress.status(message);
+        }
+        if task.status_message.is_some() && task.status_message != self.last {
+            self.last.clone_from(&task.status_message);
+            self.held.clone_from(&task.status_message);
+        }
+    }
+
+    /// The task ended: the message held is reported, after the
+    /// notifications already received.
+    async fn ended(&mut self, progress: Option<&CallProgress>) {
+        let (Some(progress), Some(message)) = (progress, self.held.take()) else {
+            return;
+        };
+        // rmcp hands each notification to a task of its own: those queued
+        // before the last poll's answer run first.
+        tokio::task::yield_now().await;
+        progress.status(message);
+    }
+}
 
 /// Sends `tasks/cancel` for a task whose call ends before the task did.
 struct Abandon {
@@ -70,7 +170,7 @@ pub(super) async fn drive(
     answer: &Answerer,
     tool: &str,
     mut task: Task,
-    listener: Option<&McpProgress>,
+    progress: Option<&CallProgress>,
 ) -> Result<CallToolResult, ToolError> {
     let started = Instant::now();
     let task_id = task.task_id.clone();
@@ -82,21 +182,8 @@ pub(super) async fn drive(
     // The input requests answered, by key (unique over the task's life):
     // a poll before the server took the answers shows them again.
     let mut answered = std::collections::HashSet::new();
-    let mut reports = 0u32;
-    let mut last_message: Option<String> = None;
-    let mut report = |task: &Task| {
-        let Some(listener) = listener else { return };
-        if task.status_message.is_some() && task.status_message != last_message {
-            last_message.clone_from(&task.status_message);
-            reports += 1;
-            listener.send(Progress {
-                progress: f64::from(reports),
-                total: None,
-                message: task.status_message.clone(),
-            });
-        }
-    };
-    report(&task);
+    let mut statuses = StatusMessages::default();
+    statuses.polled(&task, progress);
     loop {
         if let Some(ttl) = task.ttl_ms.map(Duration::from_millis) {
             if started.elapsed() > ttl {
@@ -114,7 +201,14 @@ pub(super) async fn drive(
             .map_err(service_error)?;
         let detailed = polled.task;
         task = detailed.task;
-        report(&task);
+        statuses.polled(&task, progress);
+        let ended = matches!(
+            detailed.payload,
+            TaskPayload::Completed { .. } | TaskPayload::Failed { .. } | TaskPayload::Cancelled
+        );
+        if ended || task.status.is_terminal() {
+            statuses.ended(progress).await;
+        }
         match detailed.payload {
             TaskPayload::Working => {}
             TaskPayload::Completed { result } => {
@@ -187,5 +281,90 @@ pub(super) async fn drive(
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::model::{Task, TaskStatus};
+
+    use super::{CallProgress, StatusMessages};
+    use crate::progress::McpProgress;
+
+    type Seen = Arc<Mutex<Vec<(f64, String)>>>;
+
+    fn recording() -> (CallProgress, Seen) {
+        let seen = Seen::default();
+        let sink = seen.clone();
+        let listener = McpProgress::new(move |p| {
+            sink.lock()
+                .unwrap()
+                .push((p.progress, p.message.unwrap_or_default()));
+        });
+        (CallProgress::new(listener), seen)
+    }
+
+    fn working(message: &str) -> Task {
+        Task::new("t", TaskStatus::Working, "", "").with_status_message(message)
+    }
+
+    fn assert_heard(seen: &Seen, expected: &[(f64, &str)]) {
+        let seen = seen.lock().unwrap();
+        let heard: Vec<(f64, &str)> = seen.iter().map(|(p, m)| (*p, m.as_str())).collect();
+        assert_eq!(heard, expected);
+    }
+
+    #[test]
+    fn notifications_take_over_from_status_messages_without_going_back() {
+        let (progress, heard) = recording();
+        progress.status("step 1".to_owned());
+        progress.status("step 2".to_owned());
+        let notifications = progress.notifications();
+        // The same news as a status message already reported: dropped.
+        notifications.report(2.0, Some(4.0), Some("step 2"));
+        notifications.report(3.0, Some(4.0), Some("step 3"));
+        // The server speaks notifications now: its status messages repeat them.
+        progress.status("step 3".to_owned());
+        notifications.report(4.0, Some(4.0), Some("step 4"));
+        assert_heard(
+            &heard,
+            &[
+                (1.0, "step 1"),
+                (2.0, "step 2"),
+                (3.0, "step 3"),
+                (4.0, "step 4"),
+            ],
+        );
+    }
+
+    #[tokio::test]
+    async fn a_status_message_waits_for_the_next_poll_or_the_end() {
+        let (progress, heard) = recording();
+        let mut statuses = StatusMessages::default();
+        statuses.polled(&working("page 1"), Some(&progress));
+        // Held until the next poll.
+        assert_heard(&heard, &[]);
+        statuses.polled(&working("page 1"), Some(&progress));
+        assert_heard(&heard, &[(1.0, "page 1")]);
+        statuses.polled(&working("page 2"), Some(&progress));
+        statuses.ended(Some(&progress)).await;
+        assert_heard(&heard, &[(1.0, "page 1"), (2.0, "page 2")]);
+
+        // A notification before the next poll: the held message is the
+        // same news and is not reported.
+        let (progress, heard) = recording();
+        let mut statuses = StatusMessages::default();
+        statuses.polled(&working("page 1"), Some(&progress));
+        progress
+            .notifications()
+            .report(1.0, Some(2.0), Some("page 1"));
+        statuses.polled(&working("page 2"), Some(&progress));
+        progress
+            .notifications()
+            .report(2.0, Some(2.0), Some("page 2"));
+        statuses.ended(Some(&progress)).await;
+        assert_heard(&heard, &[(1.0, "page 1"), (2.0, "page 2")]);
     }
 }

@@ -1,9 +1,11 @@
 //! Progress forwarding of served calls: a tool's reports sent to its client
-//! in order, under the client's token, before the call's result.
+//! in order, under the client's token, before the call's result; in a call
+//! served as a task, each also becomes the task's status message.
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 
 use crate::progress::{McpProgress, Progress};
@@ -88,8 +90,28 @@ pub(super) fn progress_to(
         })),
     });
     let sink = reports.clone();
-    let progress = McpProgress::new(move |report| sink.report(Report::Progress(report)));
+    // In a call served as a task, each report is the task's status message
+    // too, at once: a client that only polls (one of `2026-07-28`, where
+    // nothing the server sends after its answer reaches the client) reads
+    // it there.
+    let task = super::tasks::RUNNING.try_with(TaskContext::clone).ok();
+    let progress = McpProgress::new(move |report| {
+        if let Some(task) = &task {
+            task.set_status_message(status_message(&report));
+        }
+        sink.report(Report::Progress(report));
+    });
     (progress, reports)
+}
+
+/// A report as a task's status message: its message, or how far it is
+/// (`2 of 3`, `2`) where it has none.
+fn status_message(report: &Progress) -> String {
+    match (&report.message, report.total) {
+        (Some(message), _) => message.clone(),
+        (None, Some(total)) => format!("{} of {total}", report.progress),
+        (None, None) => report.progress.to_string(),
+    }
 }
 
 /// Waits until the call's progress reports, if it made any, have been sent.

@@ -3,14 +3,22 @@
 //! ([`McpServer::task`](super::McpServer::task)) is answered with a task to
 //! clients that declared the extension, and as a plain call to the others.
 //! The task runs the same call (its lifecycle, limits and call slots) on
-//! rmcp's [`TaskManager`]; `tasks/cancel` cancels the tool's `Context`.
+//! rmcp's [`TaskManager`]; `tasks/cancel` cancels the tool's `Context`; the
+//! tool's progress reports become the task's status message too.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResponse, CallToolResult, ErrorData};
-use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use tokio_util::sync::CancellationToken;
+
+tokio::task_local! {
+    /// The task a served call runs as, while it runs: a progress report
+    /// made in it also sets the task's status message, which a client that
+    /// polls sees where notifications do not reach it.
+    pub(super) static RUNNING: TaskContext;
+}
 
 /// How often clients are told to poll a task, in milliseconds.
 const POLL_MS: u64 = 100;
@@ -77,7 +85,7 @@ impl Tasks {
         let task = self.manager.spawn(
             TaskOptions::new().with_poll_interval_ms(POLL_MS),
             move |task| {
-                Box::pin(async move {
+                Box::pin(RUNNING.scope(task.clone(), async move {
                     tokio::pin!(call);
                     let answer = tokio::select! {
                         answer = &mut call => answer,
@@ -90,7 +98,7 @@ impl Tasks {
                         }
                     };
                     finished(answer)
-                })
+                }))
             },
         );
         CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))
