@@ -136,6 +136,7 @@ async fn run(clients: &Clients, iterations: u64) -> Duration {
 fn bench_servers(c: &mut Criterion) {
     // toolbox-mcp builds rmcp's reqwest on rustls without a default
     // provider; the bare rmcp clients below need one installed.
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

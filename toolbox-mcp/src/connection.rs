@@ -70,6 +70,10 @@ impl HttpConnection {
     /// The HTTP client: rustls with the ring provider (unless the program
     /// installed one), the system's roots and these.
     pub(crate) fn client(&self) -> Result<reqwest::Client, ToolError> {
+        // rustls 0.23.48 deprecates `ring::default_provider` (ring has no
+        // post-quantum key exchange); ring stays, for needing no C build. A
+        // program that wants aws-lc-rs installs its provider first.
+        #[allow(deprecated)]
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut client = reqwest::Client::builder();
         if !self.reuse {

@@ -135,6 +135,7 @@ async fn a_view_only_tool_is_kept_from_the_model_and_reached_by_the_view() {
 /// client: what a host reads.
 async fn raw_listing(url: &str) -> Vec<serde_json::Value> {
     // rmcp's HTTP client builds on reqwest without a TLS provider chosen.
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let _ = rustls::crypto::ring::default_provider().install_default();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
     let client = ().serve(transport).await.unwrap();

@@ -148,6 +148,7 @@ async fn a_python_sdk_server_proxied_lists_and_reads_as_itself() {
     .await
     .unwrap();
     // rmcp's HTTP client builds on reqwest without a TLS provider chosen.
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let _ = rustls::crypto::ring::default_provider().install_default();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(proxy.url());
     let client = ().serve(transport).await.unwrap();

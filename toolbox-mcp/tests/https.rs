@@ -17,6 +17,7 @@ async fn tls_front(plain: std::net::SocketAddr) -> (std::net::SocketAddr, String
     let pem = certified.cert.pem();
     let chain = vec![certified.cert.der().clone()];
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(certified.signing_key.serialize_der().into());
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

@@ -45,6 +45,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 /// A plain HTTP client (reqwest without a default TLS provider needs one
 /// installed first, as `McpToolBox` does).
 fn http() -> reqwest::Client {
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
