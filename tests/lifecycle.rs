@@ -543,3 +543,41 @@ async fn a_cancelled_tool_sees_its_cancellation_and_has_a_grace_to_finish() {
         CancellationToken::DEFAULT_GRACE
     );
 }
+
+#[test]
+fn a_cancel_in_a_runtime_without_timers_ends_the_call_at_once() {
+    // No `enable_time`: there is no timer for a grace, and none is needed.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let toolbox = FnToolBox::new([tool_fn("wait", "Waits forever.", |_: Nothing| async {
+        std::future::pending::<()>().await
+    })])
+    .unwrap();
+    let token = CancellationToken::new();
+    let ctx = Context::new().with_cancellation(token.clone());
+    let counts = Counts::default();
+    let handler = counts.handler();
+    let arguments = json!({});
+    let response = runtime.block_on(async {
+        let call = toolbox.call("wait", &arguments, &ctx, &handler);
+        tokio::pin!(call);
+        // Started (pending on its own select), then cancelled.
+        assert!(futures_poll_once(call.as_mut()).await.is_none());
+        token.cancel();
+        call.await
+    });
+    assert_eq!(response, ToolResponse::error("the call was cancelled"));
+    assert_eq!(counts.get(), (1, 0, 1));
+}
+
+/// Polls a future once: its output if it was ready.
+async fn futures_poll_once<F: std::future::Future + Unpin>(mut future: F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}

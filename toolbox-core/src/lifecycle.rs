@@ -201,10 +201,10 @@ impl<B: ?Sized> Call<'_, B> {
         if cancelled {
             running.cancelled = None;
             // A grace needs tokio's timer; without one the call ends now.
-            if running.grace.is_zero() || tokio::runtime::Handle::try_current().is_err() {
-                return self.end(Err(ToolError::Cancelled), false);
+            match grace_timer(running.grace, cx) {
+                Some(timer) => running.winding_down = Some(timer),
+                None => return self.end(Err(ToolError::Cancelled), false),
             }
-            running.winding_down = Some(Box::pin(tokio::time::sleep(running.grace)));
         }
         if let Poll::Ready(result) =
             poll_guarded(&mut running.dispatch, &running.observation.span, cx)
@@ -244,6 +244,22 @@ impl<B: ?Sized> Call<'_, B> {
             ToolError::Cancelled.model_message()
         )))
     }
+}
+
+/// A timer for a cancelled call's grace, polled once so that it is
+/// registered: `None` for no grace, or where there is no tokio timer
+/// (outside a runtime, or in one built without `enable_time`, where a
+/// timer panics).
+fn grace_timer(grace: Duration, cx: &mut TaskContext<'_>) -> Option<Pin<Box<tokio::time::Sleep>>> {
+    if grace.is_zero() || tokio::runtime::Handle::try_current().is_err() {
+        return None;
+    }
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut timer = Box::pin(tokio::time::sleep(grace));
+        timer.as_mut().poll(cx).is_pending().then_some(timer)
+    }))
+    .ok()
+    .flatten()
 }
 
 /// One call as its observers see it: `on_start` when it begins, then

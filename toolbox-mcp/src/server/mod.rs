@@ -609,15 +609,17 @@ impl<B: ToolBox + 'static> McpServer<B> {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
             () = tokio::time::sleep(limit) => {
-                // The server's limit: the tool is told (its Context), its
-                // future dropped (the lifecycle ends it as cancelled), the
-                // client reads why.
+                // The server's limit: the tool is told (its Context) and
+                // has the token's grace to clean up before the lifecycle
+                // ends it as cancelled; the client reads why.
                 cancel.cancel();
+                let _ = (&mut call).await;
                 tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), ?limit, "a call passed the server's limit");
                 ToolResponse::error(ToolError::TimedOut { after: limit }.model_message())
             }
             () = self.state.deadline.cancelled() => {
                 cancel.cancel();
+                let _ = (&mut call).await;
                 return Err(ErrorData::internal_error(
                     "the server is shutting down: the call was cancelled before it finished; call again",
                     None,

@@ -146,7 +146,10 @@ impl Fetcher {
             }
         });
         // rustls needs a process-wide provider: ring, unless the program
-        // installed one already.
+        // installed one already. rustls 0.23.48 deprecates
+        // `ring::default_provider` (no post-quantum key exchange); ring
+        // stays, for needing no C build.
+        #[allow(deprecated)]
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .no_proxy()
