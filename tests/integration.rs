@@ -15,6 +15,8 @@
 /// `crate::common`.
 mod common;
 
+#[path = "background_calls.rs"]
+mod background_calls;
 #[path = "callbacks.rs"]
 mod callbacks;
 #[path = "catalog.rs"]

@@ -46,15 +46,20 @@ pub struct ToolSpecification {
     /// model wrote, or both (see [`program`](crate::program)).
     #[serde(default, skip_serializing_if = "Callers::is_direct_only")]
     pub callers: Callers,
-    /// Whether an MCP server runs the tool as a task (the
-    /// `io.modelcontextprotocol/tasks` extension) for clients that declared
-    /// it: a long call the client polls instead of waiting on.
+    /// Whether the tool runs as a task: a long call answered later. An MCP
+    /// server runs it as one (the `io.modelcontextprotocol/tasks`
+    /// extension) for clients that declared it, which poll instead of
+    /// waiting on it; OpenAI Responses is told it is `async` (the model
+    /// works on while it runs, and its output comes in a later request;
+    /// see [`BackgroundCalls`](crate::turn::BackgroundCalls)). The other
+    /// providers have no such mark: their calls of it block.
     #[serde(default, skip_serializing_if = "TaskSupport::is_never")]
     pub task: TaskSupport,
 }
 
-/// Whether a served tool runs as an MCP task (`#[tool(task)]`,
-/// `FnTool::task`, [`ToolSpecification::with_task`]).
+/// Whether a tool runs as a task (`#[tool(task)]`, `FnTool::task`,
+/// [`ToolSpecification::with_task`]): an MCP task when served, an `async`
+/// tool for OpenAI Responses (either value but `Never`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskSupport {
@@ -207,7 +212,8 @@ impl ToolSpecification {
         self
     }
 
-    /// Sets whether an MCP server runs the tool as a task.
+    /// Sets whether the tool runs as a task (an MCP task when served, an
+    /// `async` tool for OpenAI Responses).
     pub fn with_task(mut self, task: TaskSupport) -> Self {
         self.task = task;
         self

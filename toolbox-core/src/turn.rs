@@ -1,6 +1,7 @@
 //! Running one turn's tool calls: concurrently within a bound, effects
 //! respected, an approval hook before each call, one result per call in the
-//! order of the calls.
+//! order of the calls; OpenAI Responses calls the model made `async` left
+//! running in the background ([`BackgroundCalls`]).
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -10,6 +11,11 @@ use std::task::{Context as TaskContext, Poll};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
+
+mod background;
+
+pub use background::BackgroundCalls;
+use background::Launch;
 
 use crate::{
     args::ToolCall,
@@ -81,28 +87,38 @@ where
     }
 }
 
-/// A deferred call, serializable, for the application to resolve later.
+/// A call whose result is not there yet, serializable: one the approval
+/// hook deferred, for the application to resolve later
+/// ([`TurnRunner::resume`]), or one left running in the background
+/// ([`running`](Self::running)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PendingCall {
     /// The call, as the model made it.
     pub call: ToolCall,
     /// The tool's specification at the time.
     pub specification: ToolSpecification,
+    /// Set when the call runs in the background (an OpenAI Responses
+    /// `async` call): it was approved and started, and its outcome comes
+    /// from [`BackgroundCalls::finished`]; unset when the approval hook
+    /// deferred it and it has not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub running: bool,
 }
 
 /// One call's outcome: the response to send back, and the pending request
-/// when the approval hook deferred it.
+/// when the approval hook deferred it or it runs in the background.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallOutcome {
     /// The call.
     pub call: ToolCall,
-    /// What goes back to the model (for a deferred call: that the result
+    /// What goes back to the model (for a pending call: that the result
     /// will follow).
     pub response: ToolResponse,
-    /// Set when the call was deferred and has not run. Boxed: most calls
-    /// are not deferred, and a turn's outcomes are moved and returned
-    /// together (a `&Box<PendingCall>` is a `&PendingCall` wherever one is
-    /// expected, e.g. [`TurnRunner::resume`]).
+    /// Set when the call was deferred and has not run, or runs in the
+    /// background ([`PendingCall::running`]). Boxed: most calls are
+    /// neither, and a turn's outcomes are moved and returned together (a
+    /// `&Box<PendingCall>` is a `&PendingCall` wherever one is expected,
+    /// e.g. [`TurnRunner::resume`]).
     pub pending: Option<Box<PendingCall>>,
 }
 
@@ -113,6 +129,9 @@ impl Answered for CallOutcome {
     fn response(&self) -> &ToolResponse {
         &self.response
     }
+    fn running(&self) -> bool {
+        self.pending.as_ref().is_some_and(|pending| pending.running)
+    }
 }
 
 /// Runs the tool calls of one model turn against a box.
@@ -120,9 +139,15 @@ impl Answered for CallOutcome {
 /// Read-only and unannotated calls run concurrently (at most `limit` at a
 /// time); a destructive call waits for every call before it and blocks every
 /// call after it. Results come back in the order of the calls, one per call,
-/// whatever happened to it.
+/// whatever happened to it. A runner over a shared box
+/// ([`shared`](Self::shared)) leaves an OpenAI Responses `async` call
+/// running in the background instead of waiting for it.
 pub struct TurnRunner<'a, B: ?Sized> {
     toolbox: &'a B,
+    /// Starts a call on the shared box, for a call left running.
+    launch: Option<Launch>,
+    /// The calls left running, made on first use.
+    background: std::sync::OnceLock<BackgroundCalls>,
     handler: ToolHandler,
     limit: usize,
     max_calls: usize,
@@ -140,11 +165,36 @@ pub struct TurnRunner<'a, B: ?Sized> {
 /// How many calls one turn runs by default; see [`TurnRunner::max_calls`].
 pub const MAX_CALLS_PER_TURN: usize = 128;
 
+impl<'a, B: ToolBox + ?Sized + 'static> TurnRunner<'a, B> {
+    /// A runner for a box the application shares, as [`new`](Self::new)
+    /// makes one; besides, a call the provider lets answer later (an
+    /// OpenAI Responses call item with `"async": true`, made of a tool
+    /// that runs as a task, see [`ToolCall::is_async`]) that does not end
+    /// in its first poll is left running in a task of its own: its
+    /// outcome in the turn is pending ([`PendingCall::running`], no output
+    /// item written), and its output comes from
+    /// [`background`](Self::background) once it has ended.
+    ///
+    /// Such a call still runs in the turn where leaving it would break a
+    /// promise: a destructive tool's, one a destructive call after it
+    /// must wait for, one for another provider, or one outside a tokio
+    /// runtime. A runner that borrows its box ([`new`](Self::new)) runs
+    /// every call in the turn: its output is then in the next request,
+    /// which the API takes too.
+    pub fn shared(toolbox: &'a Arc<B>) -> Self {
+        let mut runner = TurnRunner::new(&**toolbox);
+        runner.launch = Some(background::launch(Arc::clone(toolbox)));
+        runner
+    }
+}
+
 impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// A runner for `toolbox`, 16 calls at a time, no approval hook.
     pub fn new(toolbox: &'a B) -> Self {
         TurnRunner {
             toolbox,
+            launch: None,
+            background: std::sync::OnceLock::new(),
             handler: ToolHandler::empty(),
             limit: 16,
             max_calls: MAX_CALLS_PER_TURN,
@@ -235,6 +285,22 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         self
     }
 
+    /// The calls this runner left running in the background, and those
+    /// that have ended since (see [`shared`](Self::shared)); a handle that
+    /// may outlive the runner (the calls are cancelled once every handle
+    /// is dropped).
+    pub fn background(&self) -> BackgroundCalls {
+        self.background.get_or_init(BackgroundCalls::new).clone()
+    }
+
+    /// Leaves calls running in `calls` (shared with other runners, e.g.
+    /// one built for each turn of a conversation) rather than in a set of
+    /// its own.
+    pub fn with_background(mut self, calls: BackgroundCalls) -> Self {
+        self.background = std::sync::OnceLock::from(calls);
+        self
+    }
+
     /// Runs at most `max` calls of one turn (at least 1; 128 by default);
     /// the calls past it are answered with an error, without running, so
     /// the model can send them again in a later turn.
@@ -295,7 +361,9 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         self
     }
 
-    /// Runs `calls` and returns one outcome per call, in order.
+    /// Runs `calls` and returns one outcome per call, in order; a call
+    /// left running in the background (see [`shared`](Self::shared)) has
+    /// a pending outcome, and its own later in [`background`](Self::background).
     pub async fn run(&self, calls: Vec<ToolCall>, ctx: &Context) -> Vec<CallOutcome> {
         // Each call moves once, into its outcome, whose response is set
         // when the call has settled.
@@ -309,12 +377,16 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             .collect();
         // Each call's context (its id included): the one its conditions
         // see, for its specification and when it runs.
-        let slots: Vec<Slot<'a>> = answered
+        let mut slots: Vec<Slot<'a>> = answered
             .iter()
             .map(|outcome| {
                 let ctx = call_context(&outcome.call, ctx);
                 let spec = self.toolbox.specification(&outcome.call.name, &ctx);
-                Slot { ctx, spec }
+                Slot {
+                    ctx,
+                    spec,
+                    background: false,
+                }
             })
             .collect();
         if let Some(provider) = self.provider {
@@ -391,11 +463,6 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 settled[index] = Some((self.refuse(&outcome.call, error, &slot.ctx), None));
             }
         }
-        let turn = Turn {
-            calls: &answered,
-            slots: &slots,
-            semaphore: &semaphore,
-        };
         let allowed = answered.len().min(self.max_calls);
         for (index, outcome) in answered.iter().enumerate().skip(allowed) {
             let error = ToolError::failed(format!(
@@ -405,6 +472,12 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
             ));
             settled[index] = Some((self.refuse(&outcome.call, error, &slots[index].ctx), None));
         }
+        self.mark_background(&answered[..allowed], &mut slots, &settled);
+        let turn = Turn {
+            calls: &answered,
+            slots: &slots,
+            semaphore: &semaphore,
+        };
         // The calls since the last destructive one: a run of indices.
         let mut batch = 0..0;
         for (index, slot) in slots.iter().enumerate().take(allowed) {
@@ -426,6 +499,41 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         answered
     }
 
+    /// Marks the calls left running in the background: `async` calls of a
+    /// runner over a shared box, for OpenAI Responses, inside a tokio
+    /// runtime, of a tool that is not destructive, after the turn's last
+    /// destructive call (which waits for every call before it).
+    fn mark_background(
+        &self,
+        calls: &[CallOutcome],
+        slots: &mut [Slot<'a>],
+        settled: &[Option<Settled>],
+    ) {
+        let provider_allows = match self.provider {
+            None | Some(Provider::OpenAiResponses { .. }) => true,
+            Some(_) => false,
+        };
+        if self.launch.is_none()
+            || !provider_allows
+            || !calls.iter().any(|outcome| outcome.call.is_async())
+            || tokio::runtime::Handle::try_current().is_err()
+        {
+            return;
+        }
+        let destructive = |slot: &Slot<'a>| slot.spec.as_ref().is_some_and(|s| s.is_destructive());
+        let after = slots[..calls.len()]
+            .iter()
+            .rposition(destructive)
+            .map_or(0, |last| last + 1);
+        for (index, outcome) in calls.iter().enumerate().skip(after) {
+            let slot = &mut slots[index];
+            slot.background = settled[index].is_none()
+                && outcome.call.is_async()
+                && slot.spec.is_some()
+                && !matches!(outcome.call.caller, Some(Caller::Code { .. }));
+        }
+    }
+
     async fn run_batch(
         &self,
         batch: std::ops::Range<usize>,
@@ -439,6 +547,20 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         // a permit) and those past the limit (which wait for one) are
         // boxed and driven together.
         let mut futures: Vec<BoxFuture<'_, (usize, Settled)>> = Vec::new();
+        // The calls to leave running hold no permit: they are started (or
+        // asked about) with the others, and the turn does not wait for them.
+        for i in batch.clone() {
+            if outcomes[i].is_none() && turn.slots[i].background {
+                futures.push(Box::pin(async move {
+                    let slot = &turn.slots[i];
+                    (
+                        i,
+                        self.detach(&turn.calls[i].call, slot.spec.as_deref(), &slot.ctx)
+                            .await,
+                    )
+                }));
+            }
+        }
         let mut waiting = batch.clone();
         if self.approval.is_none() {
             for i in batch {
@@ -446,7 +568,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                     break;
                 }
                 waiting.start = i + 1;
-                if outcomes[i].is_some() {
+                if outcomes[i].is_some() || turn.slots[i].background {
                     continue;
                 }
                 let call = &turn.calls[i].call;
@@ -472,7 +594,9 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 }
             }
         }
-        let waiting: Vec<usize> = waiting.filter(|&i| outcomes[i].is_none()).collect();
+        let waiting: Vec<usize> = waiting
+            .filter(|&i| outcomes[i].is_none() && !turn.slots[i].background)
+            .collect();
         futures.extend(
             waiting
                 .into_iter()
@@ -501,13 +625,24 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
 
     /// Settles a call deferred earlier, once the application has decided:
     /// `Approve` runs it, `Reject` answers with the reason (both through the
-    /// lifecycle), `Defer` leaves it pending.
+    /// lifecycle), `Defer` leaves it pending. A call
+    /// [running](PendingCall::running) in the background is left to run:
+    /// it stays pending, and its outcome comes from
+    /// [`BackgroundCalls::finished`].
     pub async fn resume(
         &self,
         pending: &PendingCall,
         decision: Decision,
         ctx: &Context,
     ) -> CallOutcome {
+        if pending.running {
+            // Approved and started already: it is not run again.
+            return CallOutcome {
+                call: pending.call.clone(),
+                response: ToolResponse::text(background::RUNNING),
+                pending: Some(Box::new(pending.clone())),
+            };
+        }
         let ctx = call_context(&pending.call, ctx);
         let (response, pending_again) = self
             .settle(
@@ -532,7 +667,47 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
         ctx: &Context,
         semaphore: &Semaphore,
     ) -> Settled {
-        let decision = match &self.approval {
+        match self.decide(call, spec, ctx).await {
+            Ok(decision) => {
+                self.settle(call, spec, decision, ctx, Some(semaphore))
+                    .await
+            }
+            Err(refused) => (refused, None),
+        }
+    }
+
+    /// A call to leave running: asked about like any other, then, once
+    /// approved, started in the background.
+    async fn detach(
+        &self,
+        call: &ToolCall,
+        spec: Option<&ToolSpecification>,
+        ctx: &Context,
+    ) -> Settled {
+        let decision = match self.decide(call, spec, ctx).await {
+            Ok(decision) => decision,
+            Err(refused) => return (refused, None),
+        };
+        match (&self.launch, spec, decision) {
+            (Some(launch), Some(spec), Decision::Approve) => {
+                self.background()
+                    .start(launch, call, spec, ctx, &self.handler)
+                    .await
+            }
+            (_, _, decision) => self.settle(call, spec, decision, ctx, None).await,
+        }
+    }
+
+    /// The approval hook's decision on a call (`Approve` without a hook),
+    /// or the response of a call that ends here: one that cannot be shown
+    /// to the hook or whose arguments the tool refuses.
+    async fn decide(
+        &self,
+        call: &ToolCall,
+        spec: Option<&ToolSpecification>,
+        ctx: &Context,
+    ) -> Result<Decision, ToolResponse> {
+        Ok(match &self.approval {
             None => Decision::Approve,
             Some(approval) => {
                 // A call runs only after the hook approved it: a call that
@@ -560,12 +735,10 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                         };
                         approval.review(request).await
                     }
-                    Err(error) => return (self.refuse(call, error, ctx), None),
+                    Err(error) => return Err(self.refuse(call, error, ctx)),
                 }
             }
-        };
-        self.settle(call, spec, decision, ctx, Some(semaphore))
-            .await
+        })
     }
 
     /// Ends a call with `error` without running it, through the lifecycle
@@ -600,6 +773,7 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
                 Some(Box::new(PendingCall {
                     call: call.clone(),
                     specification: spec.clone(),
+                    running: false,
                 })),
             ),
             _ => {
@@ -635,10 +809,11 @@ struct Turn<'t, 'a> {
 }
 
 /// What one call runs with: its context and its tool's specification
-/// there.
+/// there, and whether it is left running in the background.
 struct Slot<'a> {
     ctx: Context,
     spec: Option<Cow<'a, ToolSpecification>>,
+    background: bool,
 }
 
 /// The context of one call: the turn's, with the call's id.

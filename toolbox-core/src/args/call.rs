@@ -52,6 +52,20 @@ impl ToolCall {
         self.caller = Some(caller);
         self
     }
+
+    /// Whether the provider lets the call's output come in a later request
+    /// while the model works on: an OpenAI Responses call item with
+    /// `"async": true` (kept in [`extra`](Self::extra) as
+    /// `{"async": true}`). A runner over a shared box leaves such a call
+    /// running in the background (see
+    /// [`BackgroundCalls`](crate::turn::BackgroundCalls)).
+    pub fn is_async(&self) -> bool {
+        self.extra
+            .as_ref()
+            .and_then(|extra| extra.get("async"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
 }
 
 /// A call's arguments in the form the provider sent them: JSON text (OpenAI's

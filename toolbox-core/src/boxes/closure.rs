@@ -251,7 +251,8 @@ impl FnTool {
 
     /// Runs the tool as an MCP task when served, for clients that declared
     /// the extension ([`TaskSupport::Optional`](crate::TaskSupport)), or
-    /// only as one ([`TaskSupport::Required`](crate::TaskSupport)).
+    /// only as one ([`TaskSupport::Required`](crate::TaskSupport)); either
+    /// makes it an `async` tool for OpenAI Responses.
     pub fn task(mut self, task: crate::spec::TaskSupport) -> Self {
         self.specification.task = task;
         self

@@ -222,6 +222,9 @@ impl Provider {
         if let Some(callers) = code::allowed_callers(spec.callers, self) {
             definition["allowed_callers"] = callers;
         }
+        if matches!(self, Provider::OpenAiResponses { .. }) && runs_async(spec) {
+            definition["async"] = Value::Bool(true);
+        }
         definition
     }
 
@@ -241,7 +244,11 @@ impl Provider {
     /// code may call is [`ProviderError::Caller`] for a provider that runs
     /// no code (see [`program`](crate::program)).
     /// [`check_surface`](crate::testing::check_surface) reports every
-    /// refusal this makes, found by the same code.
+    /// refusal this makes, found by the same code. For OpenAI Responses a
+    /// tool that runs as a task (`#[tool(task)]`) and only the model calls
+    /// is `"async": true`: its output may come in a later request (see
+    /// [`BackgroundCalls`](crate::turn::BackgroundCalls)); the other
+    /// providers have no such field, and their calls block.
     pub fn definitions(self, specs: &[ToolSpecification]) -> Result<Value, ProviderError> {
         let specs = self.offered(specs);
         let parameters = self.screen(specs.iter()).parameters()?;
@@ -399,7 +406,7 @@ impl Provider {
                             id: Some(reader.string(item, "call_id", &path)?),
                             name: reader.string(item, "name", &path)?,
                             arguments: take_arguments(item.get("arguments")),
-                            extra: None,
+                            extra: async_extra(item.get("async") == Some(&Value::Bool(true))),
                             caller: item.get("caller").and_then(Caller::from_wire),
                         })
                     })
@@ -492,7 +499,10 @@ impl Provider {
     /// );
     /// ```
     pub fn result_messages_json<R: Answered>(self, results: &[R]) -> String {
-        if results.iter().any(|r| special_result(r.call())) {
+        if results
+            .iter()
+            .any(|r| special_result(r.call()) || r.running())
+        {
             return serde_json::to_string(&self.result_messages(results)).unwrap_or_default();
         }
         write::messages(self, results).unwrap_or_else(|_| {
@@ -509,6 +519,12 @@ impl Provider {
     ///
     /// `results` are `(ToolCall, ToolResponse)` pairs, or the
     /// [`CallOutcome`](crate::turn::CallOutcome)s a [`TurnRunner`](crate::turn::TurnRunner) returned.
+    /// For OpenAI Responses an outcome still
+    /// [running](Answered::running) in the background has no item: the
+    /// API takes its `function_call_output` in a later request, once
+    /// [`BackgroundCalls`](crate::turn::BackgroundCalls) has it (pass the
+    /// outcomes themselves, not their [`pair`](crate::turn::CallOutcome::pair)s,
+    /// which forget it runs).
     pub fn result_messages<R: Answered>(self, results: &[R]) -> Vec<Value> {
         let id = |i: usize, call: &ToolCall| {
             Value::String(call.id.clone().unwrap_or_else(|| format!("call_{i}")))
@@ -528,8 +544,9 @@ impl Provider {
                 .collect(),
             Provider::OpenAiResponses { .. } => results
                 .iter()
-                .map(Answered::parts)
                 .enumerate()
+                .filter(|(_, result)| !result.running())
+                .map(|(i, result)| (i, result.parts()))
                 .flat_map(|(i, (call, response))| {
                     if is_tool_search_call(call) {
                         // The loaded definitions, or none when the search
@@ -649,6 +666,23 @@ impl Provider {
     }
 }
 
+/// Whether OpenAI Responses is told `spec`'s tool is `async` (its output
+/// may come in a later request while the model works on): a tool that
+/// runs as a task ([`TaskSupport`](crate::spec::TaskSupport), the same
+/// "long call, answered later" mark MCP reads) and only the model calls
+/// directly, as the async tool calling guide asks (no async tool for
+/// programmatic tool calling).
+pub(crate) fn runs_async(spec: &ToolSpecification) -> bool {
+    !spec.task.is_never() && !spec.callers.code()
+}
+
+/// What an OpenAI Responses call item keeps in [`ToolCall::extra`]:
+/// `{"async": true}` when the item says its output may come later (see
+/// [`ToolCall::is_async`]).
+pub(crate) fn async_extra(is_async: bool) -> Option<Value> {
+    is_async.then(|| json!({"async": true}))
+}
+
 /// The name a client-executed OpenAI `tool_search_call` is read under.
 pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
 
@@ -719,6 +753,13 @@ pub trait Answered {
     /// Both.
     fn parts(&self) -> (&ToolCall, &ToolResponse) {
         (self.call(), self.response())
+    }
+    /// Whether the call still runs in the background (an OpenAI Responses
+    /// `async` call): no output item is written for it; its output is the
+    /// one [`BackgroundCalls`](crate::turn::BackgroundCalls) gives once it
+    /// has ended. `false` unless said.
+    fn running(&self) -> bool {
+        false
     }
 }
 

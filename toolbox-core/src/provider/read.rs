@@ -179,6 +179,10 @@ struct ResponsesItem<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     caller: Option<&'a RawValue>,
+    /// `true` for a call whose output may come later (another kind is
+    /// the general path's to read).
+    #[serde(rename = "async", default)]
+    is_async: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -286,7 +290,7 @@ pub(super) fn calls(provider: Provider, body: &[u8]) -> Option<Vec<ToolCall>> {
                         id: Some(item.call_id?.into_owned()),
                         name: item.name?.into_owned(),
                         arguments: text(item.arguments)?,
-                        extra: None,
+                        extra: super::async_extra(item.is_async == Some(true)),
                         caller: caller(item.caller)?,
                     });
                 }
