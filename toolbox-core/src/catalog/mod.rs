@@ -152,7 +152,7 @@ pub struct Catalog {
     /// What ranks the tools: the one given, or a [`ToolIndex`] built at the
     /// first search (shared by the catalogue's clones).
     search: Arc<OnceLock<Box<dyn ToolSearch>>>,
-    /// How many tools [`with_semantic`](Self::with_semantic) embedded.
+    /// How many tools `with_semantic` (feature `semantic`) embedded.
     embedded: usize,
     hosted: bool,
     /// Reveals sent to Anthropic as tool changes in the conversation.
@@ -198,7 +198,7 @@ pub enum CatalogError {
 impl Catalog {
     /// A catalogue of `specs`, searched with a [`ToolIndex`] over them
     /// (built at the first search, unless [`with_search`](Self::with_search)
-    /// or [`with_semantic`](Self::with_semantic) gives another ranking).
+    /// or `with_semantic` (feature `semantic`) gives another ranking).
     pub fn new(specs: Vec<ToolSpecification>) -> Result<Self, CatalogError> {
         // A catalogue is what a model is offered: an MCP Apps tool for its
         // view only is not.
@@ -295,7 +295,7 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// How many tools [`with_semantic`](Self::with_semantic) embedded when
+    /// How many tools `with_semantic` (feature `semantic`) embedded when
     /// it built the semantic index: the ones whose texts the store did not
     /// hold (0 when a saved store held every tool's, or without a model).
     pub fn embedded(&self) -> usize {
