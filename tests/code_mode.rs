@@ -443,6 +443,8 @@ async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
         "return new Set(new Array(2 ** 32 - 1)).size;",
         "return /(a+)+$/.test('a'.repeat(40) + 'b');",
         "while (true) { try { for (;;) {} } catch (e) {} }",
+        "return Array.prototype.values.call({ length: 2 ** 53 - 1 }).drop(2 ** 53 - 2).next();",
+        "return new Set([undefined]).isSupersetOf({ size: 0, has() { return true; }, keys() { return Array.prototype.values.call({ length: 2 ** 53 - 1 }); } });",
     ] {
         let started = std::time::Instant::now();
         let answer = run(&code, script).await;
@@ -828,4 +830,72 @@ async fn a_resumed_script_that_takes_another_path_is_stopped() {
         .unwrap()
         .iter()
         .any(|r| r.starts_with("transfer")));
+}
+
+#[tokio::test]
+async fn math_random_tells_no_time_and_lone_surrogates_read_as_words() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    // QuickJS seeds Math.random from the time of day: one draw, inverted
+    // (xorshift64*), gave the wall clock to the millisecond.
+    let recover = r#"
+        const M = 0x2545F4914F6CDD1Dn, MASK = (1n << 64n) - 1n;
+        let inv = M; for (let i = 0; i < 6; i++) inv = (inv * (2n - M * inv)) & MASK;
+        const unR = (x, k) => { let y = x; for (let i = 0; i < 6; i++) y = x ^ (y >> k); return y; };
+        const unL = (x, k) => { let y = x; for (let i = 0; i < 6; i++) y = (x ^ (y << k)) & MASK; return y; };
+        const unxs = (x) => unR(unL(unR(x, 27n), 25n), 12n);
+        const top = BigInt(Math.floor(Math.random() * 2 ** 52)); const found = [];
+        for (let lo = 0n; lo < 4096n; lo++) {
+          const s0 = unxs(unxs((((top << 12n) | lo) * inv) & MASK));
+          if (s0 > 1600000000000000n && s0 < 2100000000000000n) found.push(Number(s0 / 1000n));
+        }
+        return found;
+    "#;
+    let answer = run(&code, recover).await;
+    let found: Vec<f64> = serde_json::from_str(&answer.content).expect(&answer.content);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as f64;
+    assert!(
+        found.iter().all(|ms| (ms - now).abs() > 86_400_000.0),
+        "the clock leaked: {found:?} against {now}"
+    );
+    let answer = run(
+        &code,
+        "const a = Math.random(), b = Math.random(); return a !== b && a >= 0 && a < 1;",
+    )
+    .await;
+    assert_eq!(answer.content, "true");
+
+    let words = "tool names, arguments and queries must be well-formed Unicode text";
+    let answer = run(
+        &code,
+        r"try { tools['\uD800']({}); } catch (e) { return e.message; }",
+    )
+    .await;
+    assert!(answer.content.starts_with(words), "{}", answer.content);
+    let answer = run(
+        &code,
+        r"try { search('\uD800'); } catch (e) { return e.message; }",
+    )
+    .await;
+    assert!(answer.content.starts_with(words), "{}", answer.content);
+    // Arguments the script gives are read as a direct call's text would be.
+    let answer = run(
+        &code,
+        r"try { await tools.ping({ a: '\uD800' }); return 'ran'; } catch (e) { return e.message; }",
+    )
+    .await;
+    assert!(
+        !answer.content.contains("nest deeper"),
+        "{}",
+        answer.content
+    );
+    // A returned or thrown lone surrogate still reads as text.
+    let answer = run(&code, r"return 'x\uD800y';").await;
+    assert!(!answer.is_error, "{}", answer.content);
+    assert_eq!(answer.content, "x\u{fffd}y");
+    let answer = run(&code, r"throw 'x\uD800y';").await;
+    assert_eq!(answer.content, "the script threw: x\u{fffd}y");
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::args::{Arguments, ToolCall, MAX_DEPTH};
+use crate::args::{Arguments, CallArguments, ToolCall, MAX_DEPTH};
 use crate::callers::Caller;
 use crate::catalog::{check_query, one_line, ToolIndex, ToolSearch};
 use crate::code::sandbox::{clip_text, time_limit, Limits, Request, Script};
@@ -349,11 +349,20 @@ bytes of answer.\n\n```ts\n{}",
                         let _ = reply.send(Err("the run's call limit was reached".into()));
                         continue;
                     }
+                    // No tool call starts once the run's time is up.
+                    if Instant::now() >= deadline {
+                        ended = Some(time_limit(limits));
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = reply.send(Err("the run's time ran out".to_owned()));
+                        continue;
+                    }
                     // The script's JSON, read as a direct call's object is:
-                    // past the depth a value may nest, refused with its text.
+                    // past the depth a value may nest, refused with its text;
+                    // what serde_json's own limit (one level short) or its
+                    // strictness refuses, read as a direct call's text is.
                     let arguments = match serde_json::from_str::<Value>(&arguments) {
-                        Ok(arguments) => arguments,
-                        Err(_) => {
+                        Ok(arguments) => CallArguments::from(arguments),
+                        Err(_) if json_depth(&arguments) > MAX_DEPTH => {
                             let refused = ToolError::invalid_arguments(
                                 "",
                                 format!("the arguments nest deeper than {MAX_DEPTH} levels"),
@@ -361,11 +370,12 @@ bytes of answer.\n\n```ts\n{}",
                             let _ = reply.send(Err(refused.model_message()));
                             continue;
                         }
+                        Err(_) => CallArguments::text(arguments),
                     };
                     // A resumed run: the first run's calls answered from the
                     // record, in order.
                     if let Some(before) = replay.made.pop_front() {
-                        let answer = if before.name == name && before.arguments == arguments {
+                        let answer = if before.name == name && before.arguments == *arguments {
                             before.answer.clone()
                         } else {
                             ended = Some(format!(
@@ -381,7 +391,7 @@ bytes of answer.\n\n```ts\n{}",
                     }
                     let decided = match replay.decided.take() {
                         Some((waiting, decision))
-                            if waiting.0 == name && waiting.1 == arguments =>
+                            if waiting.0 == name && waiting.1 == *arguments =>
                         {
                             Some(decision)
                         }
@@ -434,7 +444,7 @@ bytes of answer.\n\n```ts\n{}",
                                     Suspended {
                                         code: code.to_owned(),
                                         made: std::mem::take(&mut made),
-                                        waiting: (name.clone(), arguments),
+                                        waiting: (name.clone(), (*arguments).clone()),
                                     },
                                 );
                                 let _ = reply.send(Err(format!("`{name}` waits for approval")));
@@ -448,7 +458,7 @@ bytes of answer.\n\n```ts\n{}",
                     };
                     made.push(Made {
                         name,
-                        arguments,
+                        arguments: (*arguments).clone(),
                         answer: answer.clone(),
                     });
                     let _ = reply.send(answer);
@@ -477,6 +487,11 @@ bytes of answer.\n\n```ts\n{}",
                     if let Some(reason) = ended {
                         return Err(ToolError::failed(reason));
                     }
+                    // A builtin that kept the interrupt from firing does not
+                    // win the run more time.
+                    if Instant::now() >= deadline {
+                        return Err(ToolError::failed(time_limit(limits)));
+                    }
                     let answer = result
                         .map_err(|error| ToolError::failed(clip_text(&error, limits.output)))?;
                     if answer.len() > limits.output {
@@ -500,6 +515,32 @@ bytes of answer.\n\n```ts\n{}",
 /// itself: half the limit, at most a second.
 fn grace(time: Duration) -> Duration {
     (time / 2).min(Duration::from_secs(1))
+}
+
+/// How deep `text`'s arrays and objects nest (JSON text; strings skipped).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A tool's answer as the script sees it: its JSON, or its text as a

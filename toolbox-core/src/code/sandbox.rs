@@ -105,15 +105,20 @@ const PRELUDE: &str = r#"
 "use strict";
 (() => {
   const call = globalThis.__call, find = globalThis.__search, names = JSON.parse(globalThis.__names);
-  const maxWalk = globalThis.__walk, wrapOpen = globalThis.__wrap;
+  const maxWalk = globalThis.__walk, wrapOpen = globalThis.__wrap, seed = JSON.parse(globalThis.__seed);
   delete globalThis.__call; delete globalThis.__search; delete globalThis.__names;
-  delete globalThis.__walk; delete globalThis.__wrap;
+  delete globalThis.__walk; delete globalThis.__wrap; delete globalThis.__seed;
   const parse = JSON.parse, stringify = JSON.stringify, apply = Reflect.apply, get = Reflect.get;
   const define = Object.defineProperty, isArray = Array.isArray, spreadable = Symbol.isConcatSpreadable;
+  const unicode = () => new TypeError("tool names, arguments and queries must be well-formed Unicode text: a lone surrogate such as \\uD800 is not");
+  // The host's answer; a text it cannot take (a lone surrogate) is refused
+  // here, in words, not with the binding's.
+  const ask = (host, ...args) => { try { return host(...args); } catch (_) { throw unicode(); } };
+  const wellFormed = (text) => (typeof text.toWellFormed === "function" ? text.toWellFormed() : text);
   const invoke = (name, input) => {
     const text = stringify(input === undefined ? {} : input);
     if (typeof text !== "string") throw new TypeError(`the input of tools.${name} must be JSON data: an object of arguments`);
-    const answer = parse(call(name, text));
+    const answer = parse(ask(call, name, text));
     if ("error" in answer) throw new Error(answer.error);
     return answer.ok;
   };
@@ -127,7 +132,7 @@ const PRELUDE: &str = r#"
     },
   });
   globalThis.search = (query) => {
-    const answer = parse(find(String(query)));
+    const answer = parse(ask(find, String(query)));
     if ("error" in answer) throw new Error(answer.error);
     return answer.ok;
   };
@@ -165,6 +170,32 @@ const PRELUDE: &str = r#"
     } }[name];
     define(Array.prototype, name, { value: guarded, writable: true, configurable: true, enumerable: false });
   }
+  // Math.random from a seed the host draws: QuickJS seeds its own from the
+  // time of day, which one draw gives away.
+  let [x, y, z, w] = seed;
+  const next = () => { const t = x ^ (x << 11); x = y; y = z; z = w; w = (w ^ (w >>> 19) ^ (t ^ (t >>> 8))) | 0; return w >>> 0; };
+  define(Math, "random", { value: function random() { return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992; }, writable: true, configurable: true });
+  // Builtins that walk an iterator in C without polling the interrupt.
+  if (typeof Iterator === "function" && typeof Iterator.prototype.drop === "function") {
+    const drop = Iterator.prototype.drop;
+    define(Iterator.prototype, "drop", { value: function drop2(limit) {
+      walk("Iterator.prototype.drop", Number(limit));
+      return apply(drop, this, [limit]);
+    }, writable: true, configurable: true });
+  }
+  for (const name of ["union", "intersection", "difference", "symmetricDifference", "isSubsetOf", "isSupersetOf", "isDisjointFrom"]) {
+    const original = Set.prototype[name];
+    if (typeof original !== "function") continue;
+    // The other set's keys read in script code (which the interrupt
+    // reaches), then handed over as a real set.
+    const guarded = { [name](other) {
+      const keys = other.keys();
+      const copy = new Set();
+      for (let step = keys.next(); !step.done; step = keys.next()) copy.add(step.value);
+      return apply(original, this, [copy]);
+    } }[name];
+    define(Set.prototype, name, { value: guarded, writable: true, configurable: true });
+  }
   const frames = (stack) => stack.split("\n")
     .filter((line) => line.includes("script:") && !line.includes("at <eval>"))
     .map((line) => line.replace(/script:1:(\d+)/, (_, column) => `script:1:${Math.max(1, column - wrapOpen)}`));
@@ -173,16 +204,16 @@ const PRELUDE: &str = r#"
       if (e instanceof Error) {
         const head = `${e.name}: ${e.message}`;
         const stack = typeof e.stack === "string" ? frames(e.stack) : [];
-        return [head, ...stack].join("\n");
+        return wellFormed([head, ...stack].join("\n"));
       }
       switch (typeof e) {
-        case "string": return e;
+        case "string": return wellFormed(e);
         case "bigint": return `${e}n`;
         case "function": return `function ${e.name || "(anonymous)"}`;
         case "symbol": case "undefined": return String(e);
       }
       const json = stringify(e);
-      return typeof json === "string" ? json : String(e);
+      return wellFormed(typeof json === "string" ? json : String(e));
     } catch (_) {
       return "a value that cannot be shown";
     }
@@ -195,7 +226,7 @@ const PRELUDE: &str = r#"
       if (typeof text !== "string") return { noJson: typeof value };
       out = out ? out + "\n" + text : text;
     }
-    return out;
+    return wellFormed(out);
   } });
 })();
 "#;
@@ -248,6 +279,7 @@ impl Script {
                 globals.set("__names", names)?;
                 globals.set("__walk", walk)?;
                 globals.set("__wrap", WRAP_OPEN.len() as f64)?;
+                globals.set("__seed", seed())?;
                 ctx.eval_with_options::<(), _>(PRELUDE, options("toolbox"))
             })();
             set_up.map_err(started)?;
@@ -284,6 +316,22 @@ impl Script {
         drop(context);
         answer
     }
+}
+
+/// Four nonzero 32-bit words for the script's `Math.random`, as JSON,
+/// from std's per-process random hash keys (not the clock).
+fn seed() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let state = std::collections::hash_map::RandomState::new();
+    let words: Vec<u32> = (0u64..2)
+        .flat_map(|i| {
+            let mut hasher = state.build_hasher();
+            hasher.write_u64(i);
+            let word = hasher.finish();
+            [(word >> 32) as u32 | 1, word as u32 | 1]
+        })
+        .collect();
+    serde_json::to_string(&words).unwrap_or_else(|_| "[1,2,3,4]".to_owned())
 }
 
 /// The options a piece of code is evaluated with: global, strict, named.
