@@ -899,3 +899,24 @@ async fn math_random_tells_no_time_and_lone_surrogates_read_as_words() {
     let answer = run(&code, r"throw 'x\uD800y';").await;
     assert_eq!(answer.content, "the script threw: x\u{fffd}y");
 }
+
+#[tokio::test]
+async fn arguments_at_the_depth_limit_read_as_a_direct_calls_do() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    for depth in [126usize, 127, 128, 129, 130] {
+        let script = format!(
+            "let a = {{}}; for (let i = 1; i < {depth}; i++) a = {{ a }}; try {{ return await tools.ping(a); }} catch (e) {{ return e.message; }}"
+        );
+        let via_script = run(&code, &script).await.content;
+        let mut nested = json!({});
+        for _ in 1..depth {
+            nested = json!({ "a": nested });
+        }
+        let direct = bank(&ran)
+            .call("ping", &nested, &Context::new(), &ToolHandler::empty())
+            .await
+            .content;
+        assert_eq!(via_script, direct, "depth {depth}");
+    }
+}
