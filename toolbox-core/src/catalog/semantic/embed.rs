@@ -2,6 +2,8 @@
 //! directory, texts in, unit vectors out.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -133,7 +135,9 @@ impl Embedder {
         };
         // One pass now, so a model that cannot run fails here, not at the
         // first search.
+        let started = Instant::now();
         embedder.embed(&["a tool"])?;
+        warn_if_unoptimized(started.elapsed());
         Ok(embedder)
     }
 
@@ -247,6 +251,38 @@ fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ModelError> 
     })
 }
 
+/// The longest first pass over a three-word text that is not reported as
+/// unoptimized. On 2 loaded cores it took 10–15 ms in release, 15–22 ms
+/// in a debug build with candle's crates optimized, and 560 ms without
+/// (candle, its matrix kernels and the tokenizer are about 50 times slower
+/// unoptimized).
+const UNOPTIMIZED_PASS: Duration = Duration::from_millis(100);
+
+/// Whether a model whose first pass took `pass` runs unoptimized: a build
+/// with debug assertions (the usual sign of `cargo build` without
+/// `--release`) and a pass slower than [`UNOPTIMIZED_PASS`]. The pass is
+/// timed because a debug build may optimize candle's crates (the profile
+/// override docs/providers.md gives), and then runs near release speed.
+fn runs_unoptimized(debug_assertions: bool, pass: Duration) -> bool {
+    debug_assertions && pass > UNOPTIMIZED_PASS
+}
+
+/// Warns, once a process, that the model runs unoptimized and what to add
+/// to Cargo.toml.
+fn warn_if_unoptimized(pass: Duration) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if runs_unoptimized(cfg!(debug_assertions), pass) && !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            target: "toolbox::catalog",
+            first_pass_ms = pass.as_millis() as u64,
+            "the semantic model runs unoptimized (a debug build): embedding is about 50 times \
+             slower than in release; optimize dependencies in debug builds too, in Cargo.toml: \
+             [profile.dev.package.\"*\"] opt-level = 3, debug-assertions = false, \
+             overflow-checks = false (see the semantic feature in docs/providers.md)"
+        );
+    }
+}
+
 /// `vector` scaled to length 1 (a zero vector stays zero).
 fn normalized(mut vector: Vec<f32>) -> Vec<f32> {
     let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -273,5 +309,22 @@ fn pooling(dir: &Path) -> Result<Pooling, ModelError> {
             "pooling configuration",
             "only mean pooling or the CLS token is supported, one of them",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::runs_unoptimized;
+
+    #[test]
+    fn only_a_slow_debug_build_is_reported_unoptimized() {
+        let unoptimized = Duration::from_millis(560);
+        let optimized = Duration::from_millis(20);
+        assert!(runs_unoptimized(true, unoptimized));
+        assert!(!runs_unoptimized(true, optimized), "the profile override");
+        assert!(!runs_unoptimized(false, unoptimized), "a release build");
+        assert!(!runs_unoptimized(false, optimized));
     }
 }
