@@ -89,9 +89,9 @@ impl Embedder {
     /// [`with_threads`](Self::with_threads) chooses another count. The
     /// process environment is read, never written: candle reads
     /// `RAYON_NUM_THREADS` before every matrix product and, where it is
-    /// unset, counts the cores from `/proc/cpuinfo` each time (on Linux, a
-    /// third of a query's embedding), so a service that searches often
-    /// starts with it set.
+    /// unset, counts the cores from `/proc/cpuinfo` each time on Linux (5 %
+    /// to a third of a query's embedding, more with more cores), so a
+    /// service that searches often starts with it set.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, ModelError> {
         let dir = dir.as_ref();
         let config_bytes = read(dir, "config.json")?;
