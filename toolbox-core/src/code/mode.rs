@@ -267,6 +267,15 @@ bytes of answer.\n\n```ts\n{}",
         self.run_replaying(&suspended.code, ctx, replay).await
     }
 
+    /// The runner a script's calls go through: the code mode's handler,
+    /// `approval` asked, each call marked as made from code.
+    fn runner(&self, approval: Option<Arc<dyn Approval>>) -> TurnRunner<'_, B> {
+        TurnRunner::new(&self.toolbox)
+            .handler(self.handler.clone())
+            .approval_shared(approval)
+            .inside_code()
+    }
+
     /// Keeps a stopped run for [`resume`](Self::resume).
     fn suspend(&self, run_id: String, run: Suspended) {
         let mut suspended = self.suspended.lock().unwrap_or_else(|e| e.into_inner());
@@ -305,10 +314,7 @@ bytes of answer.\n\n```ts\n{}",
             .spawn(move || script.run())
             .map_err(|error| ToolError::failed(format!("the sandbox could not start: {error}")))?;
 
-        let runner = TurnRunner::new(&self.toolbox)
-            .handler(self.handler.clone())
-            .approval_shared(self.approval.clone())
-            .inside_code();
+        let runner = self.runner(self.approval.clone());
         let run_id = ctx.call_id().unwrap_or("run").to_owned();
         let mut made: Vec<Made> = Vec::new();
         let mut calls = 0usize;
@@ -415,13 +421,10 @@ bytes of answer.\n\n```ts\n{}",
                     let outcome = match decided {
                         // The waiting call, decided by the application.
                         Some(decision) => {
-                            let decided = TurnRunner::new(&self.toolbox)
-                                .handler(self.handler.clone())
-                                .approval(move |_| {
-                                    let decision = decision.clone();
-                                    async move { decision }
-                                })
-                                .inside_code();
+                            let decided = self.runner(Some(Arc::new(move |_| {
+                                let decision = decision.clone();
+                                async move { decision }
+                            })));
                             tokio::time::timeout(left, decided.run(vec![call], ctx)).await
                         }
                         None => tokio::time::timeout(left, runner.run(vec![call], ctx)).await,
