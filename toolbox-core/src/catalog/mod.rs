@@ -29,6 +29,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+pub(crate) use index::clip;
 pub use index::{check_query, SearchHit, ToolIndex, ToolSearch, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 
 use crate::{
@@ -354,7 +355,7 @@ impl Catalog {
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         self.search
             .get_or_init(|| Box::new(ToolIndex::new(&self.specs)))
-            .search(index::clip(query, MAX_QUERY_BYTES), limit)
+            .search(clip(query, MAX_QUERY_BYTES), limit)
             .into_iter()
             .filter(|hit| self.by_name.contains_key(&hit.name))
             .collect()

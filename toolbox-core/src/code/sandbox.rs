@@ -12,6 +12,8 @@ use rquickjs::Function;
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::catalog::clip;
+
 /// What one run may use. Each limit, once reached, ends the run with an
 /// error naming it; the box stays usable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,13 +58,10 @@ pub(super) fn clip_text(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
+    // Room for the note, whose count has at most as many digits as the length.
     let note = format!(" … ({} more bytes)", text.len());
-    let mut end = max.saturating_sub(note.len() + 8);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let left = text.len() - end;
-    format!("{} … ({left} more bytes)", &text[..end])
+    let kept = clip(text, max.saturating_sub(note.len() + 8));
+    format!("{kept} … ({} more bytes)", text.len() - kept.len())
 }
 
 /// What the script's thread asks of the run.
