@@ -20,6 +20,8 @@ mod roundtrip;
 mod seams;
 #[path = "service.rs"]
 mod service;
+#[path = "task_store.rs"]
+mod task_store;
 #[path = "tasks.rs"]
 mod tasks;
 #[path = "trust.rs"]

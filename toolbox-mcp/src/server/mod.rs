@@ -14,6 +14,7 @@ mod log;
 mod peer;
 mod progress;
 mod sessions;
+pub mod store;
 mod tasks;
 
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,10 @@ pub use crate::progress::{McpProgress, Progress};
 pub use http::{serve_http, serve_http_with, HttpOptions, HttpServer};
 pub use log::{LogLevel, McpLog};
 pub use peer::{Elicitation, McpMeta, McpPeer, Sample};
+pub use store::{
+    Claimed, Lease, MemoryTaskStore, StoreResult, Swept, TaskOutcome, TaskProgress, TaskRecord,
+    TaskState, TaskStore, TaskStoreError,
+};
 
 /// A box served over MCP. Tools are listed per request context, so a
 /// condition's hidden tool is neither listed nor callable (an unknown tool,
