@@ -383,7 +383,7 @@ fn search_quality_on_the_held_back_tasks() {
     assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
     assert!(figure(line, "recall@1 ") >= 0.55, "{line}");
     assert!(figure(line, "MRR ") >= 0.65, "{line}");
-    // Built with `semantic` (CI: `--release --features semantic`), the
+    // Built with `semantic` (CI: `--features semantic`, candle optimized by the profile override), the
     // model alone and the hybrid ranking are judged too.
     if let Some(line) = out.lines().find(|l| l.starts_with("report semantic")) {
         // Each tool's first sentence as a request beside its description
