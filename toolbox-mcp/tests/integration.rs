@@ -22,6 +22,8 @@ mod seams;
 mod service;
 #[path = "task_store.rs"]
 mod task_store;
+#[path = "task_stores_shared.rs"]
+mod task_stores_shared;
 #[path = "tasks.rs"]
 mod tasks;
 #[path = "trust.rs"]

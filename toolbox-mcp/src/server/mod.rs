@@ -41,6 +41,10 @@ pub use crate::progress::{McpProgress, Progress};
 pub use http::{serve_http, serve_http_with, HttpOptions, HttpServer};
 pub use log::{LogLevel, McpLog};
 pub use peer::{Elicitation, McpMeta, McpPeer, Sample};
+#[cfg(feature = "task-postgres")]
+pub use store::PostgresTaskStore;
+#[cfg(feature = "task-redis")]
+pub use store::RedisTaskStore;
 pub use store::{
     Claimed, Lease, MemoryTaskStore, StoreResult, Swept, TaskOutcome, TaskProgress, TaskRecord,
     TaskState, TaskStore, TaskStoreError,

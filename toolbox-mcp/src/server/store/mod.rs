@@ -63,8 +63,14 @@
 //! ```
 
 mod memory;
+#[cfg(feature = "task-postgres")]
+mod postgres;
+#[cfg(feature = "task-redis")]
+mod redis;
 #[doc(hidden)]
 pub mod suite;
+#[cfg(any(feature = "task-redis", feature = "task-postgres"))]
+mod versioned;
 
 use std::time::Duration;
 
@@ -72,6 +78,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use memory::MemoryTaskStore;
+#[cfg(feature = "task-postgres")]
+pub use postgres::PostgresTaskStore;
+#[cfg(feature = "task-redis")]
+pub use redis::RedisTaskStore;
 
 /// Where a task is in its life. The first three end it ([`is_terminal`](TaskState::is_terminal)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
