@@ -93,6 +93,43 @@ async fn concurrent_finishes_keep_one(first: Arc<dyn TaskStore>, second: Arc<dyn
     }
 }
 
+/// A runner's pattern: its `wait_cancel` stays pending (maybe mid-read)
+/// while it renews its lease in the body of the same `select!`. With 40
+/// such runners on one handle (more than a pool's connections) every
+/// renewal still goes through: a pending waiter holds no connection.
+async fn pending_waiters_hold_no_connection(store: Arc<dyn TaskStore>) {
+    use toolbox_mcp::server::Lease;
+    let runners: Vec<_> = (0..40)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let lease = Duration::from_secs(5);
+                let record = TaskRecord::new("slow", serde_json::json!({}), None)
+                    .with_lease(Lease::new("runner", lease));
+                store.create(&record).await.unwrap();
+                let stop = store.wait_cancel(&record.id, Duration::from_millis(1));
+                tokio::pin!(stop);
+                let mut renew = tokio::time::interval(Duration::from_millis(2));
+                for _ in 0..25 {
+                    tokio::select! {
+                        answer = &mut stop => panic!("no cancel was asked: {answer:?}"),
+                        _ = renew.tick() => {
+                            assert!(store.renew_lease(&record.id, "runner", lease).await.unwrap());
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        for runner in runners {
+            runner.await.unwrap();
+        }
+    })
+    .await
+    .expect("every runner renewed its lease 25 times within 60 s");
+}
+
 #[cfg(feature = "task-redis")]
 mod redis {
     use super::*;
@@ -113,7 +150,8 @@ mod redis {
         let (first, second) = two(&url).await;
         suite::run_all(first.clone(), second.clone()).await;
         cancel_wakes_through_the_channel(first.clone(), second.clone()).await;
-        concurrent_finishes_keep_one(first, second).await;
+        concurrent_finishes_keep_one(first.clone(), second).await;
+        pending_waiters_hold_no_connection(first).await;
     }
 
     #[tokio::test]
@@ -219,7 +257,8 @@ mod postgres {
         let second: Arc<dyn TaskStore> = Arc::new(PostgresTaskStore::connect(&url).await.unwrap());
         suite::run_all(first.clone(), second.clone()).await;
         cancel_wakes_through_the_channel(first.clone(), second.clone()).await;
-        concurrent_finishes_keep_one(first, second).await;
+        concurrent_finishes_keep_one(first.clone(), second).await;
+        pending_waiters_hold_no_connection(first).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! Tasks kept in PostgreSQL (feature `task-postgres`), on `tokio-postgres`
 //! with a `deadpool-postgres` pool.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use deadpool_postgres::{Manager, Pool, Runtime};
 use tokio_postgres::NoTls;
@@ -68,7 +68,12 @@ pub struct PostgresTaskStore {
     waiters: Arc<Waiters>,
     /// The listening connection's client and the task that reads its
     /// notifications.
-    listener: Mutex<Option<(tokio_postgres::Client, tokio::task::JoinHandle<()>)>>,
+    /// (Connecting it is done by one waiter while the others wait.)
+    /// Its client also reads the records waiters poll: queries on one
+    /// client are pipelined, so a waiter's read left pending never holds a
+    /// pooled connection another call needs.
+    listener:
+        tokio::sync::Mutex<Option<(Arc<tokio_postgres::Client>, tokio::task::JoinHandle<()>)>>,
 }
 
 impl std::fmt::Debug for PostgresTaskStore {
@@ -82,8 +87,7 @@ impl std::fmt::Debug for PostgresTaskStore {
 
 impl Drop for PostgresTaskStore {
     fn drop(&mut self) {
-        let listener = self.listener.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, task)) = listener.take() {
+        if let Some((_, task)) = self.listener.get_mut().take() {
             task.abort();
         }
     }
@@ -135,6 +139,9 @@ impl PostgresTaskStore {
         let pool = Pool::builder(Manager::new(config.clone(), NoTls))
             .runtime(Runtime::Tokio1)
             .max_size(16)
+            // A database that stops answering fails calls, never hangs them.
+            .wait_timeout(Some(std::time::Duration::from_secs(10)))
+            .create_timeout(Some(std::time::Duration::from_secs(10)))
             .build()
             .map_err(|e| backend(STORE, format!("a pool for {shown}"), e))?;
         let store = PostgresTaskStore {
@@ -143,7 +150,7 @@ impl PostgresTaskStore {
             pool,
             table: table.to_owned(),
             waiters: Arc::default(),
-            listener: Mutex::new(None),
+            listener: tokio::sync::Mutex::new(None),
         };
         store.create_schema().await?;
         Ok(store)
@@ -265,6 +272,33 @@ impl Records for PostgresTaskStore {
         )))
     }
 
+    async fn load_for_waiter(&self, id: &str) -> StoreResult<Option<(TaskRecord, u64)>> {
+        let client = {
+            let listener = self.listener.lock().await;
+            match listener.as_ref() {
+                Some((client, task)) if !task.is_finished() => client.clone(),
+                _ => return self.load(id).await,
+            }
+        };
+        let sql = format!(
+            "SELECT record::text, version FROM {} WHERE id = $1",
+            self.table
+        );
+        let rows = client
+            .query(&sql, &[&id])
+            .await
+            .map_err(|e| backend(STORE, format!("reading task `{id}`"), e))?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let record: String = row.get(0);
+        let version: i64 = row.get(1);
+        Ok(Some((
+            decode(id, &record)?,
+            u64::try_from(version).unwrap_or_default(),
+        )))
+    }
+
     async fn insert(&self, task: &TaskRecord) -> StoreResult<bool> {
         let sql = format!(
             "INSERT INTO {} (id, owner, status, created_at_ms, lease_expires_at_ms, expires_at_ms, version, record)
@@ -375,18 +409,16 @@ impl Records for PostgresTaskStore {
         &self.waiters
     }
 
-    async fn subscribe(&self) {
+    async fn subscribe(&self) -> bool {
+        let mut listener = self.listener.lock().await;
+        if listener
+            .as_ref()
+            .is_some_and(|(_, task)| !task.is_finished())
         {
-            let listener = self.listener.lock().unwrap_or_else(|p| p.into_inner());
-            if listener
-                .as_ref()
-                .is_some_and(|(_, task)| !task.is_finished())
-            {
-                return;
-            }
+            return true;
         }
         let Ok((client, mut connection)) = self.config.connect(NoTls).await else {
-            return;
+            return false;
         };
         let waiters = self.waiters.clone();
         let task = tokio::spawn(async move {
@@ -404,17 +436,10 @@ impl Records for PostgresTaskStore {
             .is_err()
         {
             task.abort();
-            return;
+            return false;
         }
-        let mut listener = self.listener.lock().unwrap_or_else(|p| p.into_inner());
-        if listener
-            .as_ref()
-            .is_some_and(|(_, task)| !task.is_finished())
-        {
-            task.abort(); // another waiter listened meanwhile
-            return;
-        }
-        *listener = Some((client, task));
+        *listener = Some((Arc::new(client), task));
+        true
     }
 }
 

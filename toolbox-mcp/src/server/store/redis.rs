@@ -1,7 +1,7 @@
 //! Tasks kept in Redis (feature `task-redis`), on the `redis` crate's
 //! tokio connection manager.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
@@ -98,7 +98,9 @@ pub struct RedisTaskStore {
     replace: redis::Script,
     remove: redis::Script,
     waiters: Arc<Waiters>,
-    subscription: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The task that reads the cancel channel; connecting it is done by
+    /// one waiter while the others wait.
+    subscription: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for RedisTaskStore {
@@ -111,11 +113,7 @@ impl std::fmt::Debug for RedisTaskStore {
 
 impl Drop for RedisTaskStore {
     fn drop(&mut self) {
-        let subscription = self
-            .subscription
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(task) = subscription.take() {
+        if let Some(task) = self.subscription.get_mut().take() {
             task.abort();
         }
     }
@@ -150,7 +148,7 @@ impl RedisTaskStore {
             replace: redis::Script::new(REPLACE),
             remove: redis::Script::new(REMOVE),
             waiters: Arc::default(),
-            subscription: Mutex::new(None),
+            subscription: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -369,24 +367,18 @@ impl Records for RedisTaskStore {
         &self.waiters
     }
 
-    async fn subscribe(&self) {
-        {
-            let running = self.subscription.lock().unwrap_or_else(|p| p.into_inner());
-            if running.as_ref().is_some_and(|task| !task.is_finished()) {
-                return;
-            }
+    async fn subscribe(&self) -> bool {
+        let mut running = self.subscription.lock().await;
+        if running.as_ref().is_some_and(|task| !task.is_finished()) {
+            return true;
         }
         let Ok(mut pubsub) = self.client.get_async_pubsub().await else {
-            return;
+            return false;
         };
         if pubsub.subscribe(self.channel()).await.is_err() {
-            return;
+            return false;
         }
         let waiters = self.waiters.clone();
-        let mut running = self.subscription.lock().unwrap_or_else(|p| p.into_inner());
-        if running.as_ref().is_some_and(|task| !task.is_finished()) {
-            return; // another waiter subscribed meanwhile
-        }
         *running = Some(tokio::spawn(async move {
             use futures_util::StreamExt as _;
             let mut messages = pubsub.into_on_message();
@@ -396,6 +388,7 @@ impl Records for RedisTaskStore {
                 }
             }
         }));
+        true
     }
 }
 

@@ -36,6 +36,14 @@ pub(super) trait Records: Send + Sync + 'static {
     /// The record `id` and its version, `None` when there is none.
     async fn load(&self, id: &str) -> StoreResult<Option<(TaskRecord, u64)>>;
 
+    /// The record `id` read for a waiter: as [`load`](Records::load), but
+    /// through a connection no other call waits for where the backend has
+    /// one (a runner that keeps a waiting `wait_cancel` pending while it
+    /// makes another call must not hold a pooled connection meanwhile).
+    async fn load_for_waiter(&self, id: &str) -> StoreResult<Option<(TaskRecord, u64)>> {
+        self.load(id).await
+    }
+
     /// Stores a new record at version 1; `false` when the id is taken.
     async fn insert(&self, task: &TaskRecord) -> StoreResult<bool>;
 
@@ -63,9 +71,9 @@ pub(super) trait Records: Send + Sync + 'static {
     fn waiters(&self) -> &Waiters;
 
     /// Starts this handle's subscription to cancels if it has none (it
-    /// wakes [`waiters`](Records::waiters)); a failure leaves the waiters
-    /// polling.
-    async fn subscribe(&self);
+    /// wakes [`waiters`](Records::waiters)); whether one is up. A failure
+    /// leaves the waiters polling at the rate they asked for.
+    async fn subscribe(&self) -> bool;
 }
 
 /// The tasks of one handle waiting for a cancel, by id.
@@ -351,30 +359,42 @@ pub(super) async fn cancel_requested<R: Records + ?Sized>(
     Ok(get_any(records, id).await?.cancel_requested)
 }
 
+/// How often a waiter whose handle is subscribed still reads the flag
+/// itself (a notification lost to a reconnect costs at most this): ten
+/// times the poll it asked for, at most 2 s, never more often than asked.
+fn fallback_poll(poll: Duration) -> Duration {
+    (poll * 10).min(Duration::from_secs(2)).max(poll)
+}
+
 pub(super) async fn wait_cancel<R: Records + ?Sized>(
     records: &R,
     id: &str,
     poll: Duration,
 ) -> StoreResult<()> {
-    records.subscribe().await;
     let notify = records.waiters().of(id);
     let answer = async {
         loop {
+            let subscribed = records.subscribe().await;
             // Registered before the flag is read: a cancel recorded after
             // the read wakes it.
             let woken = notify.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match records.load(id).await? {
+            match records.load_for_waiter(id).await? {
                 Some((task, _)) if task.cancel_requested || task.status.is_terminal() => {
                     return Ok(())
                 }
                 Some(_) => {}
                 None => return Ok(()),
             }
+            let wait = if subscribed {
+                fallback_poll(poll)
+            } else {
+                poll
+            };
             tokio::select! {
                 () = woken => {}
-                () = tokio::time::sleep(poll) => {}
+                () = tokio::time::sleep(wait) => {}
             }
         }
     }
