@@ -20,6 +20,8 @@ mod roundtrip;
 mod seams;
 #[path = "service.rs"]
 mod service;
+#[path = "task_resume.rs"]
+mod task_resume;
 #[path = "task_store.rs"]
 mod task_store;
 #[path = "task_stores_shared.rs"]

@@ -19,6 +19,7 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::{ClientHandler, RoleClient};
 use toolbox_core::{Context, ToolError};
 
+use super::journal::{FileTaskJournal, TaskJournal};
 use super::pin::{Pin, PinEvent, PinListener, Pins};
 use super::{McpToolBox, MetaFn, Session};
 use crate::connection::HttpConnection;
@@ -114,6 +115,14 @@ pub struct McpConnect<H = ()> {
     name: Option<String>,
     meta: Option<MetaFn>,
     renders_apps: bool,
+    journal: Option<Journal>,
+}
+
+/// The task journal a box is given: a file opened when it connects, or a
+/// store of the application's.
+enum Journal {
+    File(PathBuf),
+    Store(Arc<dyn TaskJournal>),
 }
 
 impl McpToolBox {
@@ -158,6 +167,7 @@ impl McpConnect {
             name: None,
             meta: None,
             renders_apps: false,
+            journal: None,
         }
     }
 }
@@ -223,6 +233,7 @@ impl<H: ClientHandler> McpConnect<H> {
             name: self.name,
             meta: self.meta,
             renders_apps: self.renders_apps,
+            journal: self.journal,
         }
     }
 
@@ -276,6 +287,28 @@ impl<H: ClientHandler> McpConnect<H> {
     /// ([`McpToolBox::app_tools`](crate::McpToolBox::app_tools) lists them).
     pub fn renders_apps(mut self, renders: bool) -> Self {
         self.renders_apps = renders;
+        self
+    }
+
+    /// Keeps the tasks of this box's calls in the file at `path` (a
+    /// [`FileTaskJournal`], JSON lines, opened when the box connects) until
+    /// their calls end, so that after a restart
+    /// [`McpToolBox::unfinished_tasks`] lists them and
+    /// [`McpToolBox::resume_task`] polls them again and ends their calls.
+    ///
+    /// Off by default: the journal is a file the application must own (one
+    /// per process, somewhere it keeps state), and only an application that
+    /// resumes after a restart gains from it; a crash otherwise leaves the
+    /// task to finish or expire on the server, as before.
+    pub fn task_journal(mut self, path: impl Into<PathBuf>) -> Self {
+        self.journal = Some(Journal::File(path.into()));
+        self
+    }
+
+    /// Keeps the tasks of this box's calls in a [`TaskJournal`] of the
+    /// application's (a database, one journal shared by several boxes).
+    pub fn task_journal_with(mut self, journal: Arc<dyn TaskJournal>) -> Self {
+        self.journal = Some(Journal::Store(journal));
         self
     }
 
@@ -346,6 +379,11 @@ impl<H: ClientHandler> McpConnect<H> {
             self.pin_file.clone(),
             self.listener.clone(),
         )?;
+        let journal: Option<Arc<dyn TaskJournal>> = match self.journal {
+            Some(Journal::File(path)) => Some(Arc::new(FileTaskJournal::open(path)?)),
+            Some(Journal::Store(store)) => Some(store),
+            None => None,
+        };
         let reconnects = Reconnects::default();
         let settings = super::Settings {
             pins,
@@ -356,6 +394,7 @@ impl<H: ClientHandler> McpConnect<H> {
             child: None,
             reconnects: reconnects.clone(),
             renders_apps: self.renders_apps,
+            journal,
         };
         match self.target {
             Target::Transport(open) => {
@@ -476,6 +515,47 @@ impl Reconnects {
 pub(crate) const KEPT: &str =
     "the server's session was made again; its tools are listed again before any call";
 
+/// The `Mcp-Name` header of a request about a task (`tasks/get`,
+/// `tasks/update`, `tasks/cancel`): its task id, so a load balancer can
+/// send it to the replica that holds the task (SEP-2663). rmcp sets it only
+/// under the `2026-07-28` protocol; a client of an earlier one sends it too
+/// (it is only a header). A value that cannot travel as it is goes as
+/// `=?base64?…?=`, as SEP-2243 writes it.
+fn task_routing(
+    message: &ClientJsonRpcMessage,
+) -> Option<(reqwest::header::HeaderName, reqwest::header::HeaderValue)> {
+    use rmcp::model::ClientRequest;
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let task_id = match &request.request {
+        ClientRequest::GetTaskRequest(r) => &r.params.task_id,
+        ClientRequest::UpdateTaskRequest(r) => &r.params.task_id,
+        ClientRequest::CancelTaskRequest(r) => &r.params.task_id,
+        _ => return None,
+    };
+    let value = reqwest::header::HeaderValue::from_str(&header_value(task_id)).ok()?;
+    Some((reqwest::header::HeaderName::from_static("mcp-name"), value))
+}
+
+/// `value` as SEP-2243 sends it in a header: as it is when it is printable
+/// ASCII without spaces at its ends, else Base64 in `=?base64?…?=`.
+fn header_value(value: &str) -> String {
+    use base64::Engine as _;
+    let wrapped = !value.chars().all(|c| (' '..='~').contains(&c))
+        || value.starts_with(' ')
+        || value.ends_with(' ')
+        || (value.starts_with("=?base64?") && value.ends_with("?="));
+    if !wrapped {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    }
+}
+
 /// An HTTP client that reports new sessions and lost event streams.
 #[derive(Clone)]
 struct Watched<C> {
@@ -544,6 +624,10 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             }
             _ => false,
         };
+        let mut custom_headers = custom_headers;
+        if let Some((name, value)) = task_routing(&message) {
+            custom_headers.entry(name).or_insert(value);
+        }
         async move {
             if kept {
                 return Err(StreamableHttpError::UnexpectedServerResponse(
@@ -628,5 +712,21 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             self.reconnects.signal.notify_one();
         }
         stream
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_value;
+
+    #[test]
+    fn a_task_id_goes_in_mcp_name_as_it_is_or_in_base64() {
+        let id = "54fbc2d7-c64e-4f49-9f80-a9b070af2376";
+        assert_eq!(header_value(id), id);
+        assert_eq!(header_value("a b"), "a b");
+        // What a header cannot carry as it is, as SEP-2243 wraps it.
+        assert_eq!(header_value("tâche"), "=?base64?dMOiY2hl?=");
+        assert_eq!(header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
     }
 }

@@ -25,6 +25,7 @@ use toolbox_core::ToolError;
 
 use super::cause::service_error;
 use super::handler::Answerer;
+use super::journal::{Ending, Tracking};
 use crate::progress::{McpProgress, Progress};
 
 /// The interval used when the server names none.
@@ -164,15 +165,38 @@ fn interval(task: &Task) -> Duration {
 }
 
 /// Drives `task`, the server's answer to a `tools/call` of `tool`, to its
-/// end: its result, or an error naming the task and what ended it.
+/// end: its result, or an error naming the task and what ended it. A task
+/// the journal keeps (`tracking`) is marked ended there when the call
+/// ends, returned or dropped; its ttl counts from when it was created.
 pub(super) async fn drive(
+    peer: &Peer<RoleClient>,
+    answer: &Answerer,
+    tool: &str,
+    task: Task,
+    progress: Option<&CallProgress>,
+    tracking: Option<Tracking>,
+) -> Result<CallToolResult, ToolError> {
+    let age = tracking
+        .as_ref()
+        .map_or(Duration::ZERO, |tracking| tracking.task.age());
+    let mut ending = Ending(tracking);
+    let result = poll(peer, answer, tool, task, progress, age).await;
+    if let Some(tracking) = ending.0.take() {
+        tracking.ended().await;
+    }
+    result
+}
+
+/// Polls `task`, created `age` ago, to its end.
+async fn poll(
     peer: &Peer<RoleClient>,
     answer: &Answerer,
     tool: &str,
     mut task: Task,
     progress: Option<&CallProgress>,
+    age: Duration,
 ) -> Result<CallToolResult, ToolError> {
-    let started = Instant::now();
+    let started = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
     let task_id = task.task_id.clone();
     tracing::debug!(target: "toolbox::mcp", tool, task = %task_id, "the MCP server runs the call as a task");
     let mut abandon = Abandon {

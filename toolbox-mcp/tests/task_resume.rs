@@ -1,0 +1,586 @@
+//! The client side of tasks that outlive a process (issue 57, point 2):
+//! `McpToolBox` keeps the tasks of its calls in a journal, a client killed
+//! mid-task is followed by one that resumes polling from the journal and
+//! ends the call once; a call still running in the process is never
+//! resumed a second time; every follow-up request about a task carries
+//! `Mcp-Name: <taskId>` for the balancer in front of the servers.
+//!
+//! The server is rmcp's own (its `TaskManager`, shared by every session)
+//! over Streamable HTTP on 127.0.0.1, behind an axum layer that records
+//! each request's method, task id and `Mcp-Name` header.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::json;
+use toolbox_core::{Context, ToolBoxExt, ToolHandler};
+use toolbox_mcp::client::{FileTaskJournal, JournaledTask, TaskJournal, Timeouts};
+use toolbox_mcp::McpToolBox;
+
+/// A server whose `slow` task ends once the test opens its gate, and whose
+/// `forever` task ends only when cancelled.
+#[derive(Clone)]
+struct SlowServer {
+    tasks: Arc<TaskManager>,
+    gate: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl ServerHandler for SlowServer {
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {}});
+        let schema = Arc::new(schema.as_object().unwrap().clone());
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("slow", "Builds, until the test says", schema.clone()),
+            Tool::new("forever", "Never finishes", schema),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let options = TaskOptions::new()
+            .with_poll_interval_ms(20)
+            .with_ttl_ms(60_000);
+        let mut gate = self.gate.subscribe();
+        let task = if request.name == "slow" {
+            self.tasks.spawn(options, move |_| {
+                Box::pin(async move {
+                    let _ = gate.wait_for(|open| *open).await;
+                    Ok(CallToolResult::success(vec![ContentBlock::text(
+                        "slow done",
+                    )]))
+                })
+            })
+        } else {
+            self.tasks.spawn(options, move |ctx| {
+                Box::pin(async move {
+                    ctx.cancelled().await;
+                    Err(TaskExit::Cancelled)
+                })
+            })
+        };
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+}
+
+/// One request the server received: its method, the `taskId` of its
+/// params, its `Mcp-Name` header.
+#[derive(Clone, Debug, PartialEq)]
+struct Seen {
+    method: String,
+    task_id: Option<String>,
+    mcp_name: Option<String>,
+}
+
+struct Running {
+    url: String,
+    gate: Arc<tokio::sync::watch::Sender<bool>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Running {
+    fn open_gate(&self) {
+        self.gate.send_replace(true);
+    }
+
+    /// The requests about tasks, as the server received them.
+    fn task_requests(&self) -> Vec<Seen> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.method.starts_with("tasks/"))
+            .cloned()
+            .collect()
+    }
+}
+
+async fn start() -> Running {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let server = SlowServer {
+        tasks: Arc::default(),
+        gate: Arc::new(tokio::sync::watch::channel(false).0),
+    };
+    let gate = server.gate.clone();
+    let service: StreamableHttpService<SlowServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::default(),
+            StreamableHttpServerConfig::default(),
+        );
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let record = seen.clone();
+    let router =
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let record = record.clone();
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+                        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                            if let Some(method) = message["method"].as_str() {
+                                record.lock().unwrap().push(Seen {
+                                    method: method.to_owned(),
+                                    task_id: message["params"]["taskId"]
+                                        .as_str()
+                                        .map(str::to_owned),
+                                    mcp_name: parts
+                                        .headers
+                                        .get("mcp-name")
+                                        .map(|v| v.to_str().unwrap().to_owned()),
+                                });
+                            }
+                        }
+                        let request = axum::extract::Request::from_parts(
+                            parts,
+                            axum::body::Body::from(bytes),
+                        );
+                        next.run(request).await
+                    }
+                },
+            ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Running { url, gate, seen }
+}
+
+/// A journal file of this test's own.
+fn journal_path(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "toolbox-task-resume-{name}-{}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+async fn connect(url: &str, journal: Option<&std::path::Path>) -> McpToolBox {
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut connect = McpToolBox::http(url).name("builds");
+    if let Some(path) = journal {
+        connect = connect.task_journal(path);
+    }
+    connect.connect().await.unwrap()
+}
+
+/// What a handler saw: each start and each end, with the call's id.
+type Events = Arc<Mutex<Vec<String>>>;
+
+fn recording() -> (ToolHandler, Events) {
+    let events = Events::default();
+    let (s, o, e) = (events.clone(), events.clone(), events.clone());
+    let handler = ToolHandler::empty()
+        .on_start(move |start| {
+            s.lock().unwrap().push(format!(
+                "start {} {}",
+                start.name,
+                start.call_id.unwrap_or("-")
+            ));
+        })
+        .on_success(move |ok| {
+            o.lock().unwrap().push(format!(
+                "end {} {}: {}",
+                ok.name,
+                ok.call_id.unwrap_or("-"),
+                ok.response.content
+            ));
+        })
+        .on_error(move |failed| {
+            e.lock().unwrap().push(format!(
+                "error {} {}: {}",
+                failed.name,
+                failed.call_id.unwrap_or("-"),
+                failed.error
+            ));
+        });
+    (handler, events)
+}
+
+/// Waits (10 s at most) until `remote`'s journal keeps `n` unfinished tasks.
+async fn until_unfinished(remote: &McpToolBox, n: usize) -> Vec<JournaledTask> {
+    for _ in 0..1000 {
+        let tasks = remote.unfinished_tasks().await.unwrap();
+        if tasks.len() == n {
+            return tasks;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the journal did not come to {n} unfinished task(s) within 10 s");
+}
+
+const CHILD_URL: &str = "TOOLBOX_TASK_RESUME_URL";
+const CHILD_JOURNAL: &str = "TOOLBOX_TASK_RESUME_JOURNAL";
+
+/// Client A, run as a process of its own by the test below, which kills
+/// it mid-call: it calls `slow` (call id `call-7`) with a journal.
+#[tokio::test]
+#[ignore = "client A of a_client_killed_mid_task_resumes_from_its_journal, run in a child process"]
+async fn client_a_killed_mid_task() {
+    let url = std::env::var(CHILD_URL).unwrap();
+    let path = std::env::var(CHILD_JOURNAL).unwrap();
+    let remote = connect(&url, Some(path.as_ref())).await;
+    let ctx = Context::new().with_call_id("call-7");
+    // Never answered while the test runs; the limit only keeps a stray
+    // child from living on.
+    let _ = tokio::time::timeout(
+        Duration::from_secs(60),
+        remote.call("slow", &json!({}), &ctx, &ToolHandler::empty()),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_killed_mid_task_resumes_from_its_journal() {
+    let server = start().await;
+    let path = journal_path("killed");
+    // Client A: this test binary again, running only the test above.
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_, m)| m);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            &format!("{module}::client_a_killed_mid_task"),
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD_URL, &server.url)
+        .env(CHILD_JOURNAL, &path)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Client B, on the same journal, sees A's task once A wrote it; then A
+    // is killed (no cancel, no end written: a crash).
+    let remote = connect(&server.url, Some(&path)).await;
+    let unfinished = until_unfinished(&remote, 1).await;
+    for _ in 0..1000 {
+        if !server.task_requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let polled_by_a = server.task_requests().len();
+    assert!(polled_by_a > 0, "client A polled its task");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let task = &unfinished[0];
+    assert_eq!(
+        (task.server.as_str(), task.tool.as_str()),
+        ("builds", "slow")
+    );
+    assert_eq!(task.call_id.as_deref(), Some("call-7"));
+    assert_eq!(task.ttl_ms, Some(60_000));
+    // The task goes on on the server; B resumes its polling, and the call
+    // ends once, with the task's result, under B's handler.
+    server.open_gate();
+    let (handler, events) = recording();
+    let response = remote
+        .resume_task(&task.task_id, &Context::new(), &handler)
+        .await
+        .unwrap();
+    assert!(!response.is_error, "{}", response.content);
+    assert_eq!(response.content, "slow done");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start slow call-7", "end slow call-7: slow done"]
+    );
+    // Ended in the journal, for B and for any process after it.
+    assert!(remote.unfinished_tasks().await.unwrap().is_empty());
+    assert!(FileTaskJournal::open(&path)
+        .unwrap()
+        .unfinished()
+        .await
+        .unwrap()
+        .is_empty());
+    let again = remote
+        .resume_task(&task.task_id, &Context::new(), &handler)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        again.to_string(),
+        format!(
+            "configuration error: the task journal at {} keeps no unfinished task `{}` of the MCP server `builds` ({}); it keeps none of this server",
+            path.display(),
+            task.task_id,
+            server.url
+        )
+    );
+    assert_eq!(events.lock().unwrap().len(), 2, "nothing started again");
+    // Every poll, A's and B's, named its task for the balancer.
+    let polls = server.task_requests();
+    assert!(polls.len() > polled_by_a, "{polls:?}");
+    for poll in &polls {
+        assert_eq!(poll.method, "tasks/get");
+        assert_eq!(poll.mcp_name, poll.task_id, "{poll:?}");
+        assert_eq!(poll.task_id.as_deref(), Some(task.task_id.as_str()));
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_call_still_running_is_not_resumed_beside_it() {
+    let server = start().await;
+    let path = journal_path("running");
+    let first = Arc::new(connect(&server.url, Some(&path)).await);
+    let (handler, events) = recording();
+    let call = {
+        let (first, handler) = (first.clone(), handler.clone());
+        tokio::spawn(async move {
+            let ctx = Context::new().with_call_id("call-1");
+            first.call("slow", &json!({}), &ctx, &handler).await
+        })
+    };
+    let task = until_unfinished(&first, 1).await.remove(0);
+    // Neither this box nor another on the same journal drives it a second
+    // time: its end belongs to the call running.
+    let second = connect(&server.url, Some(&path)).await;
+    for remote in [&*first, &second] {
+        let refused = remote
+            .resume_task(&task.task_id, &Context::new(), &handler)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "configuration error: the task `{}` of the MCP server `builds` is driven by a call of this process already; its end reaches that call's handler",
+                task.task_id
+            )
+        );
+    }
+    server.open_gate();
+    let response = call.await.unwrap();
+    assert_eq!(response.content, "slow done");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start slow call-1", "end slow call-1: slow done"]
+    );
+    assert!(second.unfinished_tasks().await.unwrap().is_empty());
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_cancelled_call_names_its_task_and_ends_in_the_journal() {
+    let server = start().await;
+    let path = journal_path("cancelled");
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let remote = McpToolBox::http(&server.url)
+        .name("builds")
+        .task_journal(&path)
+        .timeouts(Timeouts::default().call(Duration::from_millis(300)))
+        .connect()
+        .await
+        .unwrap();
+    let (handler, events) = recording();
+    let response = remote
+        .call("forever", &json!({}), &Context::new(), &handler)
+        .await;
+    assert!(response.is_error);
+    assert_eq!(events.lock().unwrap().len(), 2, "{events:?}");
+    // The cancel goes out after the call ended; it names the task too.
+    let mut cancels = Vec::new();
+    for _ in 0..500 {
+        cancels = server
+            .task_requests()
+            .into_iter()
+            .filter(|s| s.method == "tasks/cancel")
+            .collect();
+        if !cancels.is_empty() && remote.unfinished_tasks().await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(cancels.len(), 1, "{:?}", server.task_requests());
+    assert!(cancels[0].task_id.is_some());
+    assert_eq!(cancels[0].mcp_name, cancels[0].task_id);
+    assert!(
+        remote.unfinished_tasks().await.unwrap().is_empty(),
+        "a cancelled call's task is not left to resume"
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn resuming_what_cannot_be_resumed_says_why() {
+    let server = start().await;
+    // No journal.
+    let plain = connect(&server.url, None).await;
+    let error = plain
+        .resume_task("t-1", &Context::new(), &ToolHandler::empty())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "configuration error: the MCP server `builds` was connected without a task journal (McpConnect::task_journal): no task of it can be resumed"
+    );
+
+    // A task past its ttl: the call ends with an error saying so, once,
+    // without asking the server; and it is not kept any more.
+    let path = journal_path("errors");
+    let journal = FileTaskJournal::open(&path).unwrap();
+    let mut expired = JournaledTask::new("builds", server.url.as_str(), "slow", "old-task")
+        .with_call_id("call-9");
+    expired.ttl_ms = Some(300);
+    expired.created_ms -= 1_000;
+    let mut forgotten = JournaledTask::new("builds", server.url.as_str(), "slow", "ghost");
+    forgotten.ttl_ms = Some(60_000);
+    let elsewhere = JournaledTask::new("other", "http://127.0.0.1:1/mcp", "slow", "elsewhere");
+    for task in [&expired, &forgotten, &elsewhere] {
+        journal.started(task).await.unwrap();
+    }
+    let remote = connect(&server.url, Some(&path)).await;
+    let unknown = remote
+        .resume_task("nope", &Context::new(), &ToolHandler::empty())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        format!(
+            "configuration error: the task journal at {} keeps no unfinished task `nope` of the MCP server `builds` ({}); unfinished: `old-task`, `ghost`",
+            path.display(),
+            server.url
+        )
+    );
+    let elsewhere_refused = remote
+        .resume_task("elsewhere", &Context::new(), &ToolHandler::empty())
+        .await
+        .unwrap_err();
+    assert!(elsewhere_refused
+        .to_string()
+        .contains("keeps no unfinished task `elsewhere`"));
+
+    let (handler, events) = recording();
+    let response = remote
+        .resume_task("old-task", &Context::new(), &handler)
+        .await
+        .unwrap();
+    assert!(response.is_error);
+    assert_eq!(
+        response.content,
+        "the MCP server's task `old-task` for `slow` did not finish within its ttl of 300ms; its result is gone"
+    );
+    // A task the server no longer knows (it restarted, or swept it).
+    let response = remote
+        .resume_task("ghost", &Context::new(), &handler)
+        .await
+        .unwrap();
+    assert!(response.is_error);
+    assert_eq!(response.content, "MCP error -32602: unknown task: ghost");
+    assert_eq!(
+        *events.lock().unwrap(),
+        [
+            "start slow call-9",
+            "error slow call-9: the MCP server's task `old-task` for `slow` did not finish within its ttl of 300ms; its result is gone",
+            "start slow -",
+            "error slow -: MCP error -32602: unknown task: ghost",
+        ]
+    );
+    assert!(
+        server
+            .task_requests()
+            .iter()
+            .all(|s| s.task_id.as_deref() != Some("old-task")),
+        "an expired task is not polled"
+    );
+    // Both ended; another server's task stays for its own box.
+    assert!(remote.unfinished_tasks().await.unwrap().is_empty());
+    assert_eq!(journal.unfinished().await.unwrap(), vec![elsewhere.clone()]);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_damaged_journal_is_read_for_what_it_holds() {
+    let path = journal_path("damaged");
+    let kept = JournaledTask::new("builds", "http://127.0.0.1:9/mcp", "slow", "kept");
+    let good = json!({"event": "started", "server": "builds", "origin": "http://127.0.0.1:9/mcp",
+        "tool": "slow", "task_id": "kept", "created_ms": kept.created_ms});
+    // Garbage, a good line, and a line a crash cut short.
+    let damaged = format!("\u{0}\u{1}not json\n{good}\n{{\"event\":\"started\",\"server\":\"bu");
+    std::fs::write(&path, &damaged).unwrap();
+    let journal = FileTaskJournal::open(&path).unwrap();
+    let copy = path.with_file_name(format!(
+        "{}.damaged",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    assert_eq!(
+        journal.damage(),
+        Some(
+            format!(
+                "the task journal at {} had 2 damaged line(s) (line 1 first); they were skipped, and the file as it was is kept at {}",
+                path.display(),
+                copy.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), damaged);
+    assert_eq!(journal.unfinished().await.unwrap(), vec![kept.clone()]);
+    // Rewritten with what it held: opened again, nothing is damaged.
+    let again = FileTaskJournal::open(&path).unwrap();
+    assert_eq!(again.damage(), None);
+    assert_eq!(again.unfinished().await.unwrap(), vec![kept]);
+
+    // A file of nothing but garbage reads as empty; a journal that cannot
+    // be read at all (a directory) is an error naming it.
+    std::fs::write(&path, [0xff, 0xfe, b'\n', b'{']).unwrap();
+    let garbage = FileTaskJournal::open(&path).unwrap();
+    assert!(garbage.damage().unwrap().contains("had 2 damaged line(s)"));
+    assert!(garbage.unfinished().await.unwrap().is_empty());
+    let directory = std::env::temp_dir();
+    let error = FileTaskJournal::open(&directory).unwrap_err();
+    assert!(
+        error.to_string().starts_with(&format!(
+            "configuration error: could not read the task journal at {}: ",
+            directory.display()
+        )),
+        "{error}"
+    );
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&copy);
+}
