@@ -199,6 +199,27 @@ fn journal_path(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// A task started by a plain rmcp client of the server at `url`, which
+/// then goes away.
+async fn rmcp_call(url: &str, tool: &str) -> CallToolResponse {
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+    use rmcp::ServiceExt as _;
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+    let client = ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new("starter", "1"),
+    )
+    .serve(transport)
+    .await
+    .unwrap();
+    let answer = client
+        .call_tool_once(CallToolRequestParams::new(tool.to_owned()))
+        .await
+        .unwrap();
+    client.cancel().await.unwrap();
+    answer
+}
+
 async fn connect(url: &str, journal: Option<&std::path::Path>) -> McpToolBox {
     #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -528,6 +549,41 @@ async fn resuming_what_cannot_be_resumed_says_why() {
             .all(|s| s.task_id.as_deref() != Some("old-task")),
         "an expired task is not polled"
     );
+    // A resume whose call is cancelled before it runs ends once, cancelled,
+    // and cancels its task.
+    let CallToolResponse::Task(created) = rmcp_call(&server.url, "forever").await else {
+        panic!("the server answers with a task");
+    };
+    let mut cancelled = JournaledTask::new(
+        "builds",
+        server.url.as_str(),
+        "forever",
+        created.task.task_id.clone(),
+    );
+    cancelled.ttl_ms = Some(60_000);
+    journal.started(&cancelled).await.unwrap();
+    let token = toolbox_core::CancellationToken::new();
+    token.cancel();
+    let (cancelling, cancel_events) = recording();
+    let response = remote
+        .resume_task(
+            &cancelled.task_id,
+            &Context::new().with_cancellation(token),
+            &cancelling,
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.content, "the call was cancelled");
+    assert_eq!(
+        *cancel_events.lock().unwrap(),
+        ["start forever -", "error forever -: the call was cancelled"]
+    );
+    let cancels: Vec<Seen> = server
+        .task_requests()
+        .into_iter()
+        .filter(|s| s.method == "tasks/cancel" && s.task_id == Some(cancelled.task_id.clone()))
+        .collect();
+    assert_eq!(cancels.len(), 1, "{:?}", server.task_requests());
     // Both ended; another server's task stays for its own box.
     assert!(remote.unfinished_tasks().await.unwrap().is_empty());
     assert_eq!(journal.unfinished().await.unwrap(), vec![elsewhere.clone()]);

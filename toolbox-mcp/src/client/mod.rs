@@ -592,7 +592,24 @@ impl McpToolBox {
             })),
         };
         let arguments = Value::Null;
-        Ok(toolbox_core::ToolBoxExt::call(&resumed, &tool, &arguments, &ctx, handler).await)
+        let response =
+            toolbox_core::ToolBoxExt::call(&resumed, &tool, &arguments, &ctx, handler).await;
+        // A call cancelled before it ran (its `ctx` was) ended as
+        // cancelled without polling: the task is cancelled too, as a call
+        // dropped cancels its task, and the journal forgets it.
+        let unpolled = resumed
+            .tracking
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(tracking) = unpolled {
+            let cancel = rmcp::model::CancelTaskParams::new(tracking.task.task_id.clone());
+            if let Err(error) = self.peer.cancel_task(cancel).await {
+                tracing::debug!(target: "toolbox::mcp", task = %tracking.task.task_id, %error, "tasks/cancel was not acknowledged");
+            }
+            tracking.ended().await;
+        }
+        Ok(response)
     }
 
     fn journal(&self) -> Result<Arc<dyn TaskJournal>, ToolError> {
