@@ -263,16 +263,17 @@ fn recording() -> (ToolHandler, Events) {
     (handler, events)
 }
 
-/// Waits (10 s at most) until `remote`'s journal keeps `n` unfinished tasks.
+/// Waits (30 s at most: a child process starting on a loaded machine)
+/// until `remote`'s journal keeps `n` unfinished tasks.
 async fn until_unfinished(remote: &McpToolBox, n: usize) -> Vec<JournaledTask> {
-    for _ in 0..1000 {
+    for _ in 0..3000 {
         let tasks = remote.unfinished_tasks().await.unwrap();
         if tasks.len() == n {
             return tasks;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("the journal did not come to {n} unfinished task(s) within 10 s");
+    panic!("the journal did not come to {n} unfinished task(s) within 30 s");
 }
 
 const CHILD_URL: &str = "TOOLBOX_TASK_RESUME_URL";
@@ -296,6 +297,16 @@ async fn client_a_killed_mid_task() {
     .await;
 }
 
+/// A child process, killed when the test ends, whatever its end.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[tokio::test]
 async fn a_client_killed_mid_task_resumes_from_its_journal() {
     let server = start().await;
@@ -304,18 +315,20 @@ async fn a_client_killed_mid_task_resumes_from_its_journal() {
     let module = module_path!()
         .split_once("::")
         .map_or(module_path!(), |(_, m)| m);
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            &format!("{module}::client_a_killed_mid_task"),
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env(CHILD_URL, &server.url)
-        .env(CHILD_JOURNAL, &path)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                &format!("{module}::client_a_killed_mid_task"),
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env(CHILD_URL, &server.url)
+            .env(CHILD_JOURNAL, &path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     // Client B, on the same journal, sees A's task once A wrote it; then A
     // is killed (no cancel, no end written: a crash).
     let remote = connect(&server.url, Some(&path)).await;
@@ -328,8 +341,8 @@ async fn a_client_killed_mid_task_resumes_from_its_journal() {
     }
     let polled_by_a = server.task_requests().len();
     assert!(polled_by_a > 0, "client A polled its task");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     let task = &unfinished[0];
     assert_eq!(
         (task.server.as_str(), task.tool.as_str()),
