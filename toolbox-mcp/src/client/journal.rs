@@ -171,6 +171,8 @@ pub struct FileTaskJournal {
     /// ended tasks since the last rewrite.
     lines: Arc<Mutex<Counts>>,
     damage: Option<Arc<str>>,
+    /// [`COMPACT_AFTER`], but in tests.
+    compact_after: usize,
 }
 
 #[derive(Debug, Default)]
@@ -211,6 +213,7 @@ impl FileTaskJournal {
                 dead: read.lines - read.open.len(),
             })),
             damage,
+            compact_after: COMPACT_AFTER,
         };
         if read.lines > read.open.len() {
             journal.rewrite(&read.open)?;
@@ -250,7 +253,7 @@ impl FileTaskJournal {
         } else {
             counts.open += 1;
         }
-        if counts.dead >= COMPACT_AFTER && counts.dead > 2 * counts.open {
+        if counts.dead >= self.compact_after && counts.dead > 2 * counts.open {
             let open = read(&self.path)?.open;
             self.rewrite(&open)?;
             *counts = Counts {
@@ -527,6 +530,28 @@ mod tests {
         let read = read(&path).unwrap();
         assert_eq!(read.open, vec![a]);
         assert_eq!(read.lines, 1, "rewritten with the open task only");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[tokio::test]
+    async fn ended_tasks_piling_up_are_rewritten_away() {
+        let path = path("pile");
+        let _ = std::fs::remove_file(&path);
+        let mut journal = FileTaskJournal::open(&path).unwrap();
+        journal.compact_after = 6;
+        let kept = JournaledTask::new("s", "o", "t", "kept");
+        journal.started(&kept).await.unwrap();
+        for n in 0..3 {
+            let task = JournaledTask::new("s", "o", "t", format!("done-{n}"));
+            journal.started(&task).await.unwrap();
+            journal.ended(&task).await.unwrap();
+        }
+        // Three ended tasks are six dead lines: the file holds the open one.
+        let read = read(&path).unwrap();
+        assert_eq!((read.open, read.lines), (vec![kept.clone()], 1));
+        let task = JournaledTask::new("s", "o", "t", "after");
+        journal.started(&task).await.unwrap();
+        assert_eq!(journal.unfinished().await.unwrap(), vec![kept, task]);
         let _ = std::fs::remove_file(&path);
     }
 
