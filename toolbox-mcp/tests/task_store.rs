@@ -1,13 +1,544 @@
 //! Served MCP tasks kept in a `TaskStore`: the store contract's suite on
-//! the in-memory store, and servers sharing one store.
+//! the in-memory store, and replicas sharing one store over HTTP on
+//! 127.0.0.1 — each answers the others' tasks, a cancel through one
+//! reaches the call another runs, and a replica that stops (its runtime
+//! shut down mid-task) leaves no task `working`.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    GetTaskParams, GetTaskResult, Implementation, ProtocolVersion,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, RoleClient};
+use serde_json::{Map, Value};
+use toolbox_core::{tool_fn, Context, FnToolBox, TaskSupport};
+use toolbox_mcp::auth::{BearerAuth, McpCaller, Rejected};
 use toolbox_mcp::server::store::suite;
-use toolbox_mcp::server::{MemoryTaskStore, TaskStore};
+use toolbox_mcp::server::{
+    serve_http, serve_http_with, Claimed, HttpOptions, HttpServer, McpServer, MemoryTaskStore,
+    StoreResult, Swept, TaskOutcome, TaskProgress, TaskRecord, TaskState, TaskStore,
+    TaskStoreError,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_store_passes_the_store_suite() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     suite::run_all(store.clone(), store).await;
+}
+
+/// What the served tools saw.
+#[derive(Default)]
+struct Seen {
+    /// Calls of `hold` and `again` started.
+    starts: AtomicUsize,
+    /// Calls that saw their Context cancelled.
+    cancelled: AtomicUsize,
+}
+
+/// Counts, when dropped, whether its Context was cancelled.
+struct Watch(Context, Arc<Seen>);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if self.0.is_cancelled() {
+            self.1.cancelled.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// `quick` ends after 50 ms; `hold` runs until cancelled; `again`
+/// (idempotent) hangs on its first start and answers on any later one.
+fn tools(seen: Arc<Seen>) -> FnToolBox {
+    let held = seen.clone();
+    FnToolBox::new([
+        tool_fn("quick", "Ends soon", |_: ()| async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            "quick done"
+        })
+        .task(TaskSupport::Optional),
+        tool_fn(
+            "hold",
+            "Runs until cancelled",
+            move |_: (), ctx: Context| {
+                let seen = held.clone();
+                async move {
+                    seen.starts.fetch_add(1, Ordering::SeqCst);
+                    let _watch = Watch(ctx, seen);
+                    std::future::pending::<()>().await;
+                    "never"
+                }
+            },
+        )
+        .task(TaskSupport::Optional),
+        tool_fn("again", "Safe to run twice", move |_: ()| {
+            let seen = seen.clone();
+            async move {
+                let start = seen.starts.fetch_add(1, Ordering::SeqCst) + 1;
+                if start == 1 {
+                    std::future::pending::<()>().await;
+                }
+                format!("ran again (start {start})")
+            }
+        })
+        .idempotent()
+        .task(TaskSupport::Optional),
+    ])
+    .unwrap()
+}
+
+const LEASE: Duration = Duration::from_millis(300);
+
+/// A replica named `id` on `store`.
+fn replica(store: Arc<dyn TaskStore>, id: &str, seen: Arc<Seen>) -> McpServer<FnToolBox> {
+    McpServer::new(tools(seen), "replica")
+        .task_store(store)
+        .replica_id(id)
+        .task_lease(LEASE)
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// A `2026-07-28` client (no session: every request stands alone, as
+/// behind a round-robin balancer) that declared the Tasks extension,
+/// sending `token` as its bearer token.
+async fn client(url: &str, token: Option<&str>) -> Client {
+    use rmcp::ClientServiceExt as _;
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new("poller", "1"),
+    )
+    .serve_with_lifecycle(
+        transport,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Calls `tool` and returns the task id it was answered with.
+async fn create(client: &Client, tool: &str) -> String {
+    match client
+        .call_tool_once(CallToolRequestParams::new(tool.to_owned()))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("a declaring client gets a task, got {other:?}"),
+    }
+}
+
+/// Polls the task until it ends (10 s at most).
+async fn until_terminal(client: &Client, id: &str) -> GetTaskResult {
+    for _ in 0..1_000 {
+        let polled = client
+            .get_task(GetTaskParams::new(id.to_owned()))
+            .await
+            .unwrap();
+        if polled.task.status().is_terminal() {
+            return polled;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the task {id} did not end within 10 s");
+}
+
+/// Serves `server` on a runtime of its own, which the test shuts down to
+/// stop the replica mid-task (nothing of it finishes).
+async fn on_own_runtime(server: McpServer<FnToolBox>) -> (tokio::runtime::Runtime, HttpServer) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let served = runtime
+        .spawn(async move { serve_http(server, "127.0.0.1:0").await.unwrap() })
+        .await
+        .unwrap();
+    (runtime, served)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_store_answer_each_others_tasks() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let a = serve_http(
+        replica(store.clone(), "replica-a", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let b = serve_http(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let (to_a, to_b) = (client(&a.url(), None).await, client(&b.url(), None).await);
+    let id = create(&to_a, "quick").await;
+    // B knows the task from its first poll: the record was stored before
+    // A answered.
+    let first = to_b
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .expect("the other replica answers tasks/get");
+    assert_eq!(first.task.task.task_id, id);
+    let done = serde_json::to_value(until_terminal(&to_b, &id).await).unwrap();
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "quick done");
+    assert_eq!(done["pollIntervalMs"], 100);
+    assert_eq!(done["ttlMs"], 300_000);
+    let record = store.get_any(&id).await.unwrap();
+    assert_eq!(record.tool, "quick");
+    assert_eq!(record.lease, None, "an ended task holds no lease");
+    // A reads the same end.
+    let from_a = serde_json::to_value(until_terminal(&to_a, &id).await).unwrap();
+    assert_eq!(from_a["result"], done["result"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_through_the_other_server_reaches_the_running_call() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let a = serve_http(
+        replica(store.clone(), "replica-a", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let b = serve_http(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let (to_a, to_b) = (client(&a.url(), None).await, client(&b.url(), None).await);
+    let id = create(&to_a, "hold").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(seen.starts.load(Ordering::SeqCst), 1);
+    to_b.cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .expect("the other replica records the cancel");
+    let ended = until_terminal(&to_a, &id).await;
+    assert_eq!(
+        serde_json::to_value(ended.task.task.status).unwrap(),
+        "cancelled",
+        "{ended:?}"
+    );
+    assert_eq!(
+        seen.cancelled.load(Ordering::SeqCst),
+        1,
+        "the tool on replica A saw its Context cancelled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_server_stopped_fails_naming_it() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let (runtime, a) = on_own_runtime(replica(store.clone(), "replica-a", seen.clone())).await;
+    let b = serve_http(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to_a = client(&a.url(), None).await;
+    let id = create(&to_a, "hold").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(seen.starts.load(Ordering::SeqCst), 1);
+    // Replica A dies: its runner, its lease renewal and its listener stop.
+    runtime.shutdown_background();
+    let to_b = client(&b.url(), None).await;
+    let working = status_now(&to_b, &id).await;
+    assert_eq!(
+        working, "working",
+        "the task is working until its lease lapses"
+    );
+    let ended = serde_json::to_value(until_terminal(&to_b, &id).await).unwrap();
+    assert_eq!(ended["status"], "failed");
+    let message = ended["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the server running this task (replica `replica-a`) stopped")
+            && message.contains("`hold` is not marked idempotent"),
+        "{message}"
+    );
+    assert_eq!(
+        seen.starts.load(Ordering::SeqCst),
+        1,
+        "a tool not marked idempotent is not run again"
+    );
+    drop(a);
+}
+
+/// The task's status now.
+async fn status_now(client: &Client, id: &str) -> String {
+    let polled = client
+        .get_task(GetTaskParams::new(id.to_owned()))
+        .await
+        .unwrap();
+    serde_json::to_value(polled.task.task.status)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotent_task_whose_server_stopped_runs_again_elsewhere() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let (runtime, a) = on_own_runtime(replica(store.clone(), "replica-a", seen.clone())).await;
+    let b = serve_http(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to_a = client(&a.url(), None).await;
+    let id = create(&to_a, "again").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(seen.starts.load(Ordering::SeqCst), 1);
+    assert!(store.get_any(&id).await.unwrap().idempotent);
+    runtime.shutdown_background();
+    let to_b = client(&b.url(), None).await;
+    let ended = serde_json::to_value(until_terminal(&to_b, &id).await).unwrap();
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["content"][0]["text"], "ran again (start 2)");
+    let record = store.get_any(&id).await.unwrap();
+    assert_eq!(record.attempts, 2, "run twice: once on A, once on B");
+    drop(a);
+}
+
+/// Bearer tokens `alice-token` and `bob-token`.
+fn two_callers() -> HttpOptions {
+    HttpOptions::default().bearer_auth(BearerAuth::verify_with(|token| match token {
+        "alice-token" => Ok(McpCaller {
+            subject: "alice".into(),
+            ..McpCaller::default()
+        }),
+        "bob-token" => Ok(McpCaller {
+            subject: "bob".into(),
+            ..McpCaller::default()
+        }),
+        _ => Err(Rejected("unknown token".into())),
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_principal_is_told_a_task_does_not_exist() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let a = serve_http_with(
+        replica(store.clone(), "replica-a", seen.clone()),
+        "127.0.0.1:0",
+        two_callers(),
+    )
+    .await
+    .unwrap();
+    let b = serve_http_with(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+        two_callers(),
+    )
+    .await
+    .unwrap();
+    let alice = client(&a.url(), Some("alice-token")).await;
+    let bob = client(&b.url(), Some("bob-token")).await;
+    let id = create(&alice, "hold").await;
+    assert_eq!(
+        store.get_any(&id).await.unwrap().owner.as_deref(),
+        Some("alice")
+    );
+    let refused = bob
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(&format!(
+            "no task `{id}`: it is unknown, expired, or not yours"
+        )),
+        "{refused}"
+    );
+    let unknown = bob
+        .get_task(GetTaskParams::new("no-such-task".to_owned()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        refused.replace(&id, "ID"),
+        unknown.replace("no-such-task", "ID"),
+        "another's task reads exactly as an unknown one"
+    );
+    let cancel = bob
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(cancel.contains("not yours"), "{cancel}");
+    let answer = bob
+        .update_task(rmcp::model::UpdateTaskParams::new(
+            id.clone(),
+            Default::default(),
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(answer.contains("not yours"), "{answer}");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(
+        store.get_any(&id).await.unwrap().status,
+        TaskState::Working,
+        "bob's cancel changed nothing"
+    );
+    assert_eq!(seen.cancelled.load(Ordering::SeqCst), 0);
+    // Alice, through the other replica, may.
+    let alice_b = client(&b.url(), Some("alice-token")).await;
+    alice_b
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let ended = until_terminal(&alice_b, &id).await;
+    assert_eq!(
+        serde_json::to_value(ended.task.task.status).unwrap(),
+        "cancelled"
+    );
+}
+
+/// A store whose `create` takes 300 ms before it stores, or fails.
+struct SlowStore {
+    inner: MemoryTaskStore,
+    fail: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl TaskStore for SlowStore {
+    fn name(&self) -> &'static str {
+        "slow"
+    }
+    async fn create(&self, task: &TaskRecord) -> StoreResult<()> {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(TaskStoreError::Backend {
+                store: "slow",
+                message: "the backend is unreachable".into(),
+                source: None,
+            });
+        }
+        self.inner.create(task).await
+    }
+    async fn get(&self, id: &str, owner: Option<&str>) -> StoreResult<TaskRecord> {
+        self.inner.get(id, owner).await
+    }
+    async fn get_any(&self, id: &str) -> StoreResult<TaskRecord> {
+        self.inner.get_any(id).await
+    }
+    async fn set_status_message(&self, id: &str, message: &str) -> StoreResult<()> {
+        self.inner.set_status_message(id, message).await
+    }
+    async fn set_progress(
+        &self,
+        id: &str,
+        progress: TaskProgress,
+        message: Option<&str>,
+    ) -> StoreResult<()> {
+        self.inner.set_progress(id, progress, message).await
+    }
+    async fn finish(&self, id: &str, outcome: TaskOutcome) -> StoreResult<bool> {
+        self.inner.finish(id, outcome).await
+    }
+    async fn request_input(&self, id: &str, key: &str, request: Value) -> StoreResult<()> {
+        self.inner.request_input(id, key, request).await
+    }
+    async fn answer_inputs(
+        &self,
+        id: &str,
+        owner: Option<&str>,
+        answers: Map<String, Value>,
+    ) -> StoreResult<Vec<String>> {
+        self.inner.answer_inputs(id, owner, answers).await
+    }
+    async fn take_answer(&self, id: &str, key: &str) -> StoreResult<Option<Value>> {
+        self.inner.take_answer(id, key).await
+    }
+    async fn request_cancel(&self, id: &str, owner: Option<&str>) -> StoreResult<()> {
+        self.inner.request_cancel(id, owner).await
+    }
+    async fn cancel_requested(&self, id: &str) -> StoreResult<bool> {
+        self.inner.cancel_requested(id).await
+    }
+    async fn list(&self, owner: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
+        self.inner.list(owner).await
+    }
+    async fn renew_lease(&self, id: &str, holder: &str, duration: Duration) -> StoreResult<bool> {
+        self.inner.renew_lease(id, holder, duration).await
+    }
+    async fn lapsed_leases(&self, limit: usize) -> StoreResult<Vec<TaskRecord>> {
+        self.inner.lapsed_leases(limit).await
+    }
+    async fn claim_lapsed(
+        &self,
+        id: &str,
+        holder: &str,
+        duration: Duration,
+    ) -> StoreResult<Option<Claimed>> {
+        self.inner.claim_lapsed(id, holder, duration).await
+    }
+    async fn sweep(&self) -> StoreResult<Swept> {
+        self.inner.sweep().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_task_result_goes_out_only_once_the_task_is_stored() {
+    let slow = Arc::new(SlowStore {
+        inner: MemoryTaskStore::new(),
+        fail: AtomicBool::new(false),
+    });
+    let store: Arc<dyn TaskStore> = slow.clone();
+    let seen = Arc::new(Seen::default());
+    let a = serve_http(
+        replica(store.clone(), "replica-a", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to_a = client(&a.url(), None).await;
+    let started = std::time::Instant::now();
+    let id = create(&to_a, "quick").await;
+    // Read at once, with no other await between: the answer waited for
+    // the store.
+    let stored = slow.inner.get_any(&id).await;
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(stored.expect("stored before the answer").tool, "quick");
+    // A store that fails: the call fails, saying so, and nothing runs.
+    slow.fail.store(true, Ordering::SeqCst);
+    let refused = to_a
+        .call_tool_once(CallToolRequestParams::new("hold"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "the task could not be stored: the task store `slow` failed: the backend is unreachable"
+        ),
+        "{refused}"
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(seen.starts.load(Ordering::SeqCst), 0, "no call ran");
+    assert_eq!(slow.inner.len(), 1);
 }

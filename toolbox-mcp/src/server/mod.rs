@@ -143,6 +143,43 @@ impl<B: ToolBox + 'static> McpServer<B> {
         self.task(tool)
     }
 
+    /// Keeps this server's tasks in `store` ([`MemoryTaskStore`], in this
+    /// process, by default): servers sharing a store (replicas behind a
+    /// load balancer, given one Redis or PostgreSQL store) answer each
+    /// other's tasks, and a cancel any of them receives reaches the running
+    /// call. Give each replica its own [`replica_id`](McpServer::replica_id).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.tasks.store = store;
+        self
+    }
+
+    /// This server's name among the replicas sharing its task store (the
+    /// host name, process id and a random suffix by default): the holder
+    /// of its running tasks' leases, named by a task that fails because
+    /// this server stopped.
+    pub fn replica_id(mut self, id: impl Into<String>) -> Self {
+        self.tasks.replica = id.into().into();
+        self
+    }
+
+    /// How long a running task's lease lasts without renewal (30 s by
+    /// default; renewed every third of it): once it lapses, another server
+    /// sharing the store takes the task over, running it again where the
+    /// tool is idempotent (`idempotentHint`) and failing it otherwise.
+    pub fn task_lease(mut self, lease: std::time::Duration) -> Self {
+        self.tasks.lease = lease.max(std::time::Duration::from_millis(30));
+        self
+    }
+
+    /// A task's time to live from its creation (5 minutes by default,
+    /// `None` for no limit): a task still running past it fails ("task
+    /// expired") and its call is cancelled; an ended one is kept one more
+    /// ttl for its pollers, then removed.
+    pub fn task_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
+        self.tasks.ttl = ttl;
+        self
+    }
+
     /// Serves `view` as a `ui://` resource (`resources/list`,
     /// `resources/read`) for the MCP Apps hosts that render the tools
     /// naming it (`#[tool(ui = "ui://…")]`, `FnTool::ui`), and advertises
@@ -260,6 +297,15 @@ impl<B: ToolBox + 'static> McpServer<B> {
                 key: None,
             })
     }
+}
+
+/// The authenticated caller of a request, on an endpoint with bearer auth.
+fn caller_of(request: &RequestContext<RoleServer>) -> Option<McpCaller> {
+    request
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<McpCaller>())
+        .cloned()
 }
 
 /// The request's `mcp-session-id`, over HTTP.
@@ -412,29 +458,50 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        Ok(rmcp::model::GetTaskResult::new(
-            self.tasks.manager.get_task(&request.task_id)?,
-        ))
+        self.watch_tasks();
+        let owner = caller_of(&context).map(|caller| caller.subject);
+        let record = self
+            .tasks
+            .store
+            .get(&request.task_id, owner.as_deref())
+            .await
+            .map_err(tasks::store_error)?;
+        Ok(rmcp::model::GetTaskResult::new(tasks::detailed(&record)))
     }
 
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.watch_tasks();
+        let owner = caller_of(&context).map(|caller| caller.subject);
         self.tasks
-            .manager
-            .update_task(&request.task_id, request.input_responses)
+            .store
+            .answer_inputs(
+                &request.task_id,
+                owner.as_deref(),
+                request.input_responses.into_iter().collect(),
+            )
+            .await
+            .map(drop)
+            .map_err(tasks::store_error)
     }
 
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.manager.cancel_task(&request.task_id)
+        self.watch_tasks();
+        let owner = caller_of(&context).map(|caller| caller.subject);
+        self.tasks
+            .store
+            .request_cancel(&request.task_id, owner.as_deref())
+            .await
+            .map_err(tasks::store_error)
     }
 
     async fn call_tool(
@@ -485,15 +552,43 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         let result = if let Some(refusal) = refused {
             Err(refusal)
         } else if declared == Some(true) {
-            // The task's call is cancelled by `tasks/cancel`, not by the
-            // `tools/call` request that created it (already answered).
-            let mut context = context;
-            let cancel = tokio_util::sync::CancellationToken::new();
-            context.ct = cancel.clone();
-            let server = self.clone();
-            let call = async move { server.call_tool_inner(request, context, meta).await }
-                .instrument(span.clone());
-            Ok(self.tasks.spawn(cancel, call))
+            self.watch_tasks();
+            // The task is in the store before the client hears of it.
+            let arguments = request
+                .arguments
+                .clone()
+                .map(Value::Object)
+                .unwrap_or(Value::Null);
+            let idempotent = self
+                .toolbox
+                .catalog()
+                .iter()
+                .find(|spec| spec.name == tool)
+                .and_then(|spec| spec.annotations.as_ref())
+                .and_then(|annotations| annotations.idempotent)
+                == Some(true);
+            match self
+                .tasks
+                .create(&tool, arguments, caller_of(&context).as_ref(), idempotent)
+                .await
+            {
+                Ok(record) => {
+                    // The task's call is cancelled by `tasks/cancel` (through
+                    // the store), not by the `tools/call` request that
+                    // created it (already answered).
+                    let mut context = context;
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    context.ct = cancel.clone();
+                    let server = self.clone();
+                    let call = async move { server.call_tool_inner(request, context, meta).await }
+                        .instrument(span.clone());
+                    self.tasks.run(record.id.clone(), cancel, call);
+                    Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+                        tasks::wire_task(&record),
+                    )))
+                }
+                Err(error) => Err(error),
+            }
         } else {
             self.call_tool_inner(request, context, meta)
                 .instrument(span.clone())
@@ -525,6 +620,44 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
 }
 
 impl<B: ToolBox + 'static> McpServer<B> {
+    /// Starts, once per server (and its clones), the watcher of its task
+    /// store: every third of the lease it sweeps expired tasks and takes
+    /// over the tasks whose lease lapsed. It ends with the server.
+    fn watch_tasks(&self) {
+        if self.tasks.tools.is_empty() || self.tasks.watching.set(()).is_err() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let toolbox = Arc::downgrade(&self.toolbox);
+        let handler = self.handler.clone();
+        let limits = self.limits.clone();
+        let tasks = self.tasks.clone();
+        runtime.spawn(async move {
+            let every = (tasks.lease / 3).max(std::time::Duration::from_millis(10));
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(toolbox) = toolbox.upgrade() else {
+                    return;
+                };
+                let rerun = |task: TaskRecord, stop: tokio_util::sync::CancellationToken| {
+                    let call = rerun(
+                        toolbox.clone(),
+                        handler.clone(),
+                        limits.clone(),
+                        task.clone(),
+                        stop.clone(),
+                    );
+                    tasks.run(task.id, stop, call);
+                };
+                tasks.watch_once(&rerun).await;
+            }
+        });
+    }
+
     /// One `tools/call`, with `meta` the request's `_meta` merged over the
     /// context's (as [`call_tool`](ServerHandler::call_tool) made it).
     async fn call_tool_inner(
@@ -659,6 +792,52 @@ impl<B: ToolBox + 'static> McpServer<B> {
         }
         Ok(to_result(response, structured).into())
     }
+}
+
+/// A task's call run again on this replica after the one running it
+/// stopped: through the lifecycle and the server's limit, with the caller
+/// the task recorded; no client is reachable (no peer, no progress token).
+async fn rerun<B: ToolBox + 'static>(
+    toolbox: Arc<B>,
+    handler: ToolHandler,
+    limits: CallLimits,
+    task: TaskRecord,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<CallToolResponse, ErrorData> {
+    let cancel = CancellationToken::new();
+    let mut ctx = Context::new()
+        .with_cancellation(cancel.clone())
+        .with_extension(McpMeta(Map::new()));
+    if let Some(caller) = task.caller.as_ref().and_then(tasks::caller_from) {
+        ctx = ctx.with_extension(caller);
+    }
+    let name = task.tool.as_str();
+    let Some(structured) = toolbox
+        .specification(name, &ctx)
+        .map(|spec| spec.output_schema.is_some())
+    else {
+        return Err(ErrorData::invalid_params(
+            format!("Unknown tool: {}", toolbox_core::args::echo(name)),
+            None,
+        ));
+    };
+    let limit = limits.timeout_for(name);
+    let call = toolbox.call(name, &task.arguments, &ctx, &handler);
+    tokio::pin!(call);
+    let response = tokio::select! {
+        response = &mut call => response,
+        () = stop.cancelled() => {
+            cancel.cancel();
+            let _ = call.await;
+            return Err(ErrorData::internal_error("the call was cancelled", None));
+        }
+        () = tokio::time::sleep(limit) => {
+            cancel.cancel();
+            let _ = (&mut call).await;
+            ToolResponse::error(ToolError::TimedOut { after: limit }.model_message())
+        }
+    };
+    Ok(to_result(response, structured).into())
 }
 
 /// A JSON-RPC request id as the conventions write it.

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 
 use crate::progress::{McpProgress, Progress};
@@ -94,10 +93,10 @@ pub(super) fn progress_to(
     // too, at once: a client that only polls (one of `2026-07-28`, where
     // nothing the server sends after its answer reaches the client) reads
     // it there.
-    let task = super::tasks::RUNNING.try_with(TaskContext::clone).ok();
+    let task = super::tasks::RUNNING.try_with(Clone::clone).ok();
     let progress = McpProgress::new(move |report| {
         if let Some(task) = &task {
-            task.set_status_message(status_message(&report));
+            task.report(&report, status_message(&report));
         }
         sink.report(Report::Progress(report));
     });
