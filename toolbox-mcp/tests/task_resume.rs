@@ -397,6 +397,67 @@ async fn a_client_killed_mid_task_resumes_from_its_journal() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// The same restart against toolbox's own server (`McpServer` with its
+/// task store): the task outlives the killed client's session, and the
+/// client that resumes it ends its call once.
+#[tokio::test]
+async fn a_killed_client_resumes_a_toolbox_servers_task() {
+    use toolbox_core::{tool_fn, FnToolBox, TaskSupport};
+    let gate = Arc::new(tokio::sync::watch::channel(false).0);
+    let waits = gate.clone();
+    let tools = FnToolBox::new([
+        tool_fn("slow", "Builds, until the test says", move |_: ()| {
+            let mut open = waits.subscribe();
+            async move {
+                let _ = open.wait_for(|open| *open).await;
+                "slow done"
+            }
+        })
+        .task(TaskSupport::Optional),
+    ])
+    .unwrap();
+    let served =
+        toolbox_mcp::serve_http(toolbox_mcp::McpServer::new(tools, "builds"), "127.0.0.1:0")
+            .await
+            .unwrap();
+    let url = served.url();
+    let path = journal_path("toolbox-server");
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_, m)| m);
+    let mut child = Killed(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                &format!("{module}::client_a_killed_mid_task"),
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env(CHILD_URL, &url)
+            .env(CHILD_JOURNAL, &path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let remote = connect(&url, Some(&path)).await;
+    let task = until_unfinished(&remote, 1).await.remove(0);
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    gate.send_replace(true);
+    let (handler, events) = recording();
+    let response = remote
+        .resume_task(&task.task_id, &Context::new(), &handler)
+        .await
+        .unwrap();
+    assert_eq!(response.content, "slow done");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start slow call-7", "end slow call-7: slow done"]
+    );
+    assert!(remote.unfinished_tasks().await.unwrap().is_empty());
+    let _ = std::fs::remove_file(&path);
+}
+
 #[tokio::test]
 async fn a_call_still_running_is_not_resumed_beside_it() {
     let server = start().await;
