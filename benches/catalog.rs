@@ -291,6 +291,20 @@ fn bench_semantic(c: &mut Criterion) {
     group.bench_function("hybrid/10000", |b| {
         b.iter(|| hybrid.search(black_box(query), 5))
     });
+    // A query as long as ToolRet's (47 tokens on average; this one has 33
+    // words): the embedding's cost grows with the query's word pieces.
+    let long = "I'm putting together a travel app that listens to street conversations; \
+                find me a model that takes a short audio clip and tells which language \
+                the people in it are speaking.";
+    group.bench_function("lexical/10000/toolret_query", |b| {
+        b.iter(|| lexical.search(black_box(long), 5))
+    });
+    group.bench_function("semantic/10000/toolret_query", |b| {
+        b.iter(|| semantic.search(black_box(long), 5))
+    });
+    group.bench_function("hybrid/10000/toolret_query", |b| {
+        b.iter(|| hybrid.search(black_box(long), 5))
+    });
     group.finish();
 }
 

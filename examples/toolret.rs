@@ -1105,7 +1105,14 @@ mod semantic {
                 }
                 file.flush()
             };
-            write(&self.path).map_err(|e| format!("{}: {e}", self.path.display()).into())
+            // Written aside, then renamed: a run beside this one reads the
+            // old file or the new one, never half of one.
+            let aside = self
+                .path
+                .with_extension(format!("part{}", std::process::id()));
+            write(&aside)
+                .and_then(|()| std::fs::rename(&aside, &self.path))
+                .map_err(|e| format!("{}: {e}", self.path.display()).into())
         }
     }
 }
