@@ -91,7 +91,12 @@ fn tools(seen: Arc<Seen>) -> FnToolBox {
     .unwrap()
 }
 
-const LEASE: Duration = Duration::from_millis(300);
+/// The lease of a replica the test stops: its tasks are taken over soon.
+const SHORT_LEASE: Duration = Duration::from_millis(300);
+
+/// The lease of a replica that stays: long enough that a loaded machine's
+/// pauses do not make it look stopped.
+const LEASE: Duration = Duration::from_secs(3);
 
 /// A replica named `id` on `store`.
 fn replica(store: Arc<dyn TaskStore>, id: &str, seen: Arc<Seen>) -> McpServer<FnToolBox> {
@@ -249,7 +254,9 @@ async fn a_cancel_through_the_other_server_reaches_the_running_call() {
 async fn a_task_whose_server_stopped_fails_naming_it() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     let seen = Arc::new(Seen::default());
-    let (runtime, a) = on_own_runtime(replica(store.clone(), "replica-a", seen.clone())).await;
+    let (runtime, a) =
+        on_own_runtime(replica(store.clone(), "replica-a", seen.clone()).task_lease(SHORT_LEASE))
+            .await;
     let b = serve_http(
         replica(store.clone(), "replica-b", seen.clone()),
         "127.0.0.1:0",
@@ -301,7 +308,9 @@ async fn status_now(client: &Client, id: &str) -> String {
 async fn an_idempotent_task_whose_server_stopped_runs_again_elsewhere() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     let seen = Arc::new(Seen::default());
-    let (runtime, a) = on_own_runtime(replica(store.clone(), "replica-a", seen.clone())).await;
+    let (runtime, a) =
+        on_own_runtime(replica(store.clone(), "replica-a", seen.clone()).task_lease(SHORT_LEASE))
+            .await;
     let b = serve_http(
         replica(store.clone(), "replica-b", seen.clone()),
         "127.0.0.1:0",
@@ -419,10 +428,13 @@ async fn another_principal_is_told_a_task_does_not_exist() {
     );
 }
 
-/// A store whose `create` takes 300 ms before it stores, or fails.
+/// A store whose `create` takes 300 ms before it stores, or fails; and
+/// whose leases, once frozen, answer renewals without extending them (a
+/// runner's renewals lost in a pause).
 struct SlowStore {
     inner: MemoryTaskStore,
     fail: AtomicBool,
+    frozen: AtomicBool,
 }
 
 #[async_trait::async_trait]
@@ -485,6 +497,9 @@ impl TaskStore for SlowStore {
         self.inner.list(owner).await
     }
     async fn renew_lease(&self, id: &str, holder: &str, duration: Duration) -> StoreResult<bool> {
+        if self.frozen.load(Ordering::SeqCst) {
+            return Ok(true);
+        }
         self.inner.renew_lease(id, holder, duration).await
     }
     async fn lapsed_leases(&self, limit: usize) -> StoreResult<Vec<TaskRecord>> {
@@ -508,6 +523,7 @@ async fn create_task_result_goes_out_only_once_the_task_is_stored() {
     let slow = Arc::new(SlowStore {
         inner: MemoryTaskStore::new(),
         fail: AtomicBool::new(false),
+        frozen: AtomicBool::new(false),
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
@@ -541,4 +557,38 @@ async fn create_task_result_goes_out_only_once_the_task_is_stored() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(seen.starts.load(Ordering::SeqCst), 0, "no call ran");
     assert_eq!(slow.inner.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_never_takes_over_a_task_it_still_runs() {
+    let slow = Arc::new(SlowStore {
+        inner: MemoryTaskStore::new(),
+        fail: AtomicBool::new(false),
+        frozen: AtomicBool::new(true),
+    });
+    let store: Arc<dyn TaskStore> = slow.clone();
+    let seen = Arc::new(Seen::default());
+    let a = serve_http(
+        replica(store, "replica-a", seen.clone()).task_lease(SHORT_LEASE),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to_a = client(&a.url(), None).await;
+    let id = create(&to_a, "again").await;
+    // The lease lapses (its renewals are lost) while the call still runs
+    // here: the server's own watcher, three ticks a lease, leaves it alone.
+    tokio::time::sleep(SHORT_LEASE * 4).await;
+    let record = slow.inner.get_any(&id).await.unwrap();
+    assert!(record
+        .lease
+        .unwrap()
+        .lapsed_at(toolbox_mcp::server::store::now_ms()));
+    assert_eq!(record.status, TaskState::Working);
+    assert_eq!(record.attempts, 1, "not claimed");
+    assert_eq!(
+        seen.starts.load(Ordering::SeqCst),
+        1,
+        "the idempotent tool was not started a second time beside its run"
+    );
 }

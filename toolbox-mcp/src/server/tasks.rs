@@ -91,6 +91,10 @@ pub(super) struct Tasks {
     pub(super) ttl: Option<Duration>,
     /// Set once the watcher (sweeps, lapsed leases) runs.
     pub(super) watching: Arc<OnceLock<()>>,
+    /// The tasks this server's runners run now: a lease of its own that
+    /// lapsed in a pause is renewed by its runner, never claimed by its
+    /// own watcher (which would run the task twice here).
+    running: Arc<std::sync::Mutex<HashSet<String>>>,
 }
 
 impl Default for Tasks {
@@ -103,6 +107,7 @@ impl Default for Tasks {
             lease: DEFAULT_LEASE,
             ttl: Some(DEFAULT_TTL),
             watching: Arc::default(),
+            running: Arc::default(),
         }
     }
 }
@@ -194,6 +199,7 @@ impl Tasks {
         F: std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
     {
         let tasks = self.clone();
+        self.running_here().insert(id.clone());
         let (writes, mut queue) = mpsc::unbounded_channel();
         let store = self.store.clone();
         let writer_id = id.clone();
@@ -213,6 +219,9 @@ impl Tasks {
             }
         });
         tokio::spawn(async move {
+            // Off the set however the runner ends (a panic included), so
+            // a task whose runner is gone is taken over.
+            let _here = Here(tasks.clone(), id.clone());
             let running = RunningTask {
                 writes: writes.clone(),
             };
@@ -264,6 +273,10 @@ impl Tasks {
         });
     }
 
+    fn running_here(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Resolves once a cancel is recorded for the task, or it ended or went
     /// away (a store that fails is asked again).
     async fn stopped(&self, id: &str) {
@@ -308,6 +321,9 @@ impl Tasks {
             }
         };
         for task in lapsed {
+            if self.running_here().contains(&task.id) {
+                continue;
+            }
             let claimed = match self
                 .store
                 .claim_lapsed(&task.id, &self.replica, self.lease)
@@ -344,6 +360,15 @@ impl Tasks {
             tracing::warn!(target: "toolbox::mcp", task = %task.id, %tool, %stopped, replica = %self.replica, "the replica running a task stopped: the task fails");
             self.finish(&task.id, TaskOutcome::failed(message)).await;
         }
+    }
+}
+
+/// A task this server runs, while its runner lives.
+struct Here(Tasks, String);
+
+impl Drop for Here {
+    fn drop(&mut self) {
+        self.0.running_here().remove(&self.1);
     }
 }
 
