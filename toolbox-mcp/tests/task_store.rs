@@ -16,7 +16,7 @@ use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, RoleClient};
 use serde_json::{Map, Value};
-use toolbox_core::{tool_fn, Context, FnToolBox, TaskSupport};
+use toolbox_core::{tool_fn, Context, FnToolBox, FromContext, TaskSupport};
 use toolbox_mcp::auth::{BearerAuth, McpCaller, Rejected};
 use toolbox_mcp::server::store::suite;
 use toolbox_mcp::server::{
@@ -75,12 +75,16 @@ fn tools(seen: Arc<Seen>) -> FnToolBox {
             },
         )
         .task(TaskSupport::Optional),
-        tool_fn("again", "Safe to run twice", move |_: ()| {
+        tool_fn("again", "Safe to run twice", move |_: (), ctx: Context| {
             let seen = seen.clone();
             async move {
                 let start = seen.starts.fetch_add(1, Ordering::SeqCst) + 1;
                 if start == 1 {
                     std::future::pending::<()>().await;
+                }
+                // A run on another replica reports to the task's pollers.
+                if let Ok(progress) = toolbox_mcp::McpProgress::from_context(&ctx) {
+                    progress.report(1.0, Some(1.0), Some("second run"));
                 }
                 format!("ran again (start {start})")
             }
@@ -327,6 +331,10 @@ async fn an_idempotent_task_whose_server_stopped_runs_again_elsewhere() {
     let ended = serde_json::to_value(until_terminal(&to_b, &id).await).unwrap();
     assert_eq!(ended["status"], "completed", "{ended}");
     assert_eq!(ended["result"]["content"][0]["text"], "ran again (start 2)");
+    assert_eq!(
+        ended["statusMessage"], "second run",
+        "the run's progress reaches the task's status message"
+    );
     let record = store.get_any(&id).await.unwrap();
     assert_eq!(record.attempts, 2, "run twice: once on A, once on B");
     drop(a);

@@ -300,6 +300,9 @@ pub async fn serve_http_with<B: ToolBox + 'static>(
     server
         .check_views()
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // A replica takes over its peers' stopped tasks from its start, not
+    // from its first task request.
+    server.watch_tasks();
     let proxies = super::forwarded::TrustedProxies::parse(
         options.trusted_proxies.iter().map(String::as_str),
     )?;

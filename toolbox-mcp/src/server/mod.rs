@@ -623,7 +623,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
     /// Starts, once per server (and its clones), the watcher of its task
     /// store: every third of the lease it sweeps expired tasks and takes
     /// over the tasks whose lease lapsed. It ends with the server.
-    fn watch_tasks(&self) {
+    pub(super) fn watch_tasks(&self) {
         if self.tasks.tools.is_empty() || self.tasks.watching.set(()).is_err() {
             return;
         }
@@ -811,6 +811,9 @@ async fn rerun<B: ToolBox + 'static>(
     if let Some(caller) = task.caller.as_ref().and_then(tasks::caller_from) {
         ctx = ctx.with_extension(caller);
     }
+    if let Some(progress) = progress::to_running_task() {
+        ctx = ctx.with_extension(progress);
+    }
     let name = task.tool.as_str();
     let Some(structured) = toolbox
         .specification(name, &ctx)
@@ -861,6 +864,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
     /// Serves this server over stdio until the client closes the stream.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         self.check_views()?;
+        self.watch_tasks();
         let service = self.serve(rmcp::transport::stdio()).await?;
         service.waiting().await?;
         Ok(())

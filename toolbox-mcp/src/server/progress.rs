@@ -103,6 +103,15 @@ pub(super) fn progress_to(
     (progress, reports)
 }
 
+/// Progress reports that go only to the running task's status message: a
+/// task run again on another replica, which no client listens to.
+pub(super) fn to_running_task() -> Option<McpProgress> {
+    let task = super::tasks::RUNNING.try_with(Clone::clone).ok()?;
+    Some(McpProgress::new(move |report| {
+        task.report(&report, status_message(&report));
+    }))
+}
+
 /// A report as a task's status message: its message, or how far it is
 /// (`2 of 3`, `2`) where it has none.
 fn status_message(report: &Progress) -> String {
