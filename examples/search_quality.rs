@@ -8,7 +8,9 @@
 //! Prints recall@1, recall@5 and MRR by difficulty, for the held-back
 //! `report` part (the figures in BENCHMARKS.md) and for the `tune` part
 //! rankers may be tuned on; `--misses` lists each ranker's misses on the
-//! tune part. With the `semantic` feature the semantic ranker (the model
+//! tune part, and `--dump FILE` writes each tune task's lexical and
+//! semantic scores as JSON lines (for trying fusions offline). With the
+//! `semantic` feature the semantic ranker (the model
 //! alone) and the hybrid ranking are judged beside the lexical one, the
 //! model read from `TOOLBOX_MODEL` (default:
 //! `.interop/model/all-MiniLM-L6-v2`, where `scripts/fetch_model` puts the
@@ -210,6 +212,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report(name, part, &judge(ranker.as_ref(), &chosen));
         }
     }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(path) = args
+        .iter()
+        .position(|a| a == "--dump")
+        .and_then(|i| args.get(i + 1))
+    {
+        dump(path, &rankers, &tasks)?;
+    }
     if std::env::args().any(|a| a == "--misses") {
         for (name, ranker) in &rankers {
             for task in tasks.iter().filter(|t| t.tune) {
@@ -224,6 +234,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    Ok(())
+}
+
+/// Each tune task with every ranker's top 50 (name and score), one JSON
+/// object a line.
+fn dump(path: &str, rankers: &[Ranker], tasks: &[Task]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut out = String::new();
+    for task in tasks.iter().filter(|t| t.tune) {
+        let mut line = serde_json::json!({
+            "query": task.query,
+            "hard": task.hard,
+            "tools": task.tools,
+        });
+        for (name, ranker) in rankers {
+            let hits: Vec<(String, f32)> = ranker
+                .search(&task.query, 50)
+                .into_iter()
+                .map(|h| (h.name, h.score))
+                .collect();
+            line[*name] = serde_json::json!(hits);
+        }
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out)?;
     Ok(())
 }
 
@@ -249,14 +284,21 @@ mod semantic {
         let started = Instant::now();
         let embedder = Arc::new(Embedder::load(&dir)?);
         let loaded = started.elapsed();
+        // The tools' vectors are kept between runs beside the model (a
+        // change of text or model embeds again).
+        let saved = std::path::Path::new(&dir).join("search_quality.embeddings");
+        let mut store = Embeddings::load(&saved, &embedder)?;
         let started = Instant::now();
-        let semantic = SemanticIndex::new(embedder.clone(), specs)?;
+        let semantic = SemanticIndex::with_embeddings(embedder.clone(), specs, &mut store)?;
         let embedded = started.elapsed();
         println!(
-            "model {dir}: loaded in {loaded:.2?}; {} tools embedded in {embedded:.2?}",
-            semantic.len()
+            "model {dir}: loaded in {loaded:.2?}; {} tools ({} embedded) in {embedded:.2?}",
+            semantic.len(),
+            semantic.embedded()
         );
-        let mut store = Embeddings::new(&embedder);
+        if let Err(error) = store.save(&saved) {
+            eprintln!("the tools' vectors are not kept for the next run: {error}");
+        }
         let hybrid = HybridSearch::new(embedder, specs, &mut store)?;
         Ok(vec![
             ("semantic", Box::new(semantic)),

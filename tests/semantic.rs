@@ -141,6 +141,47 @@ fn a_catalogue_with_a_model_searches_with_the_hybrid_ranking() {
     assert_eq!(store.len(), 10, "two texts a tool");
 }
 
+#[test]
+fn the_lexical_weight_is_set_on_the_catalogue_and_on_the_hybrid_search() {
+    let embedder = embedder();
+    let mut store = Embeddings::new(&embedder);
+    let catalog = Catalog::new(tools())
+        .unwrap()
+        .with_semantic(embedder.clone(), &mut store)
+        .unwrap();
+    let model = SemanticIndex::with_embeddings(embedder.clone(), &tools(), &mut store).unwrap();
+    let names = |hits: Vec<toolbox::catalog::SearchHit>| -> Vec<String> {
+        hits.into_iter().map(|h| h.name).collect()
+    };
+    // "time" and "message" are tool words; the model reads the request.
+    let query = "what time should the scale-up message go out at";
+    // Weight 0, given after the model: the model's ranking, nothing
+    // embedded again.
+    let alone = catalog.clone().lexical_weight(0.0);
+    assert_eq!(alone.embedded(), 5);
+    assert_eq!(names(alone.search(query, 5)), names(model.search(query, 5)));
+    // Given before: the same.
+    let before = Catalog::new(tools())
+        .unwrap()
+        .lexical_weight(0.0)
+        .with_semantic(embedder.clone(), &mut store)
+        .unwrap();
+    assert_eq!(
+        names(before.search(query, 5)),
+        names(model.search(query, 5))
+    );
+    // A weight the words dominate: the exact name wins whatever the model says.
+    let words = catalog.lexical_weight(f32::INFINITY);
+    assert_eq!(words.search("kubectl scale", 1)[0].name, "kubectl_scale");
+    let hybrid = HybridSearch::new(embedder, &tools(), &mut store).unwrap();
+    assert_eq!(hybrid.lexical_weight(), 0.5);
+    assert_eq!(
+        hybrid.clone().with_lexical_weight(-3.0).lexical_weight(),
+        0.0
+    );
+    assert_eq!(hybrid.with_lexical_weight(f32::NAN).lexical_weight(), 0.5);
+}
+
 /// A copy of the model directory with `change` applied, in a scratch dir.
 fn broken_model(name: &str, change: impl FnOnce(&Path)) -> (common::ScratchFile, PathBuf) {
     let scratch = common::ScratchFile::new("semantic", name);

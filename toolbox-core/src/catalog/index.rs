@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::entity::{entities, kind_words};
 use super::lexicon::{STOP_WORDS, SYNONYMS};
 use crate::spec::ToolSpecification;
 
@@ -233,16 +234,17 @@ impl ToolIndex {
     }
 }
 
-impl ToolSearch for ToolIndex {
-    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        if self.live == 0 || limit == 0 {
-            return Vec::new();
-        }
+impl ToolIndex {
+    /// The terms of `query` by unit (a word of it, or an identifier it
+    /// names), each with its weight, and how many units it has.
+    fn query_units(&self, query: &str) -> Vec<Vec<(String, f32)>> {
         // Bounded whatever the caller passes: the first bytes and words.
-        let mut asked = words(clip(query, MAX_QUERY_BYTES));
+        let (rest, found) = entities(clip(query, MAX_QUERY_BYTES));
+        let mut asked = words(&rest);
         asked.truncate(MAX_QUERY_WORDS);
-        let mut terms: Vec<(String, f32)> = Vec::new();
-        for word in asked.iter().cloned() {
+        let mut units: Vec<Vec<(String, f32)>> = Vec::with_capacity(asked.len() + found.len());
+        for word in asked {
+            let mut terms = Vec::new();
             let known = self.postings.contains_key(&word);
             let weight = if known { SYNONYM } else { 1.0 };
             for synonym in synonyms(&word) {
@@ -255,18 +257,52 @@ impl ToolSearch for ToolIndex {
                 }
             }
             terms.push((word, 1.0));
+            units.push(terms);
         }
+        for entity in found.into_iter().take(MAX_QUERY_WORDS) {
+            let mut terms: Vec<(String, f32)> = kind_words(entity.kind)
+                .iter()
+                .map(|w| (stem(w), ENTITY))
+                .collect();
+            if let Some(site) = &entity.site {
+                terms.extend(words(site).into_iter().map(|w| (w, 1.0)));
+            }
+            units.push(terms);
+        }
+        units
+    }
+
+    /// The best `limit` documents for `query` with their scores, best
+    /// first, and the query's ceiling: what a tool matching each of its
+    /// units at its rarest term would score (before the name cover), the
+    /// measure of how strong a match is.
+    pub(crate) fn ranked(&self, query: &str, limit: usize) -> (Vec<SearchHit>, f32) {
+        if self.live == 0 || limit == 0 {
+            return (Vec::new(), 0.0);
+        }
+        let units = self.query_units(query);
+        let docs = self.live as f32;
+        let idf = |n: usize| ((docs - n as f32 + 0.5) / (n as f32 + 0.5) + 1.0).ln();
+        let ceiling: f32 = units
+            .iter()
+            .map(|unit| {
+                unit.iter()
+                    .filter_map(|(t, w)| self.postings.get(t).map(|p| w * idf(p.len())))
+                    .fold(0.0, f32::max)
+            })
+            .sum::<f32>()
+            * (K1 + 1.0);
+        let asked = units.len();
+        let mut terms: Vec<(String, f32)> = units.into_iter().flatten().collect();
         // Each term once, at its highest weight.
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
         terms.dedup_by(|a, b| a.0 == b.0);
-        let docs = self.live as f32;
         let average = (self.total_length / docs).max(f32::EPSILON);
         let mut scores = vec![0f32; self.names.len()];
         for (term, term_weight) in &terms {
             self.matches(term, |postings, weight| {
                 let weight = weight * term_weight;
-                let n = postings.len() as f32;
-                let idf = ((docs - n + 0.5) / (n + 0.5) + 1.0).ln();
+                let idf = idf(postings.len());
                 for &(doc, tf) in postings {
                     let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / average);
                     scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
@@ -285,7 +321,7 @@ impl ToolSearch for ToolIndex {
                     .iter()
                     .filter(|w| terms.iter().any(|(t, _)| t == *w))
                     .count();
-                let cover = covered as f32 / name.len().max(asked.len()).max(1) as f32;
+                let cover = covered as f32 / name.len().max(asked).max(1) as f32;
                 (d as u32, *s * (1.0 + NAME_COVER * cover))
             })
             .collect();
@@ -295,14 +331,22 @@ impl ToolSearch for ToolIndex {
             hits.truncate(limit);
         }
         hits.sort_unstable_by(by_score);
-        hits.into_iter()
+        let hits = hits
+            .into_iter()
             .filter_map(|(doc, score)| {
                 Some(SearchHit {
                     name: self.names[doc as usize].clone()?,
                     score,
                 })
             })
-            .collect()
+            .collect();
+        (hits, ceiling)
+    }
+}
+
+impl ToolSearch for ToolIndex {
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.ranked(query, limit).0
     }
 }
 
@@ -342,6 +386,8 @@ fn parameters(schema: &Value, depth: usize, field: &mut impl FnMut(&str, f32)) {
 const SYNONYM: f32 = 0.7;
 /// Each half of a query word split into two indexed words (`flowchart`).
 const COMPOUND: f32 = 0.8;
+/// Each word an identifier stands for (`ABC-123`: issue, ticket …).
+const ENTITY: f32 = 0.7;
 /// How much a tool gains when the query covers its name's words.
 const NAME_COVER: f32 = 1.0;
 
@@ -481,6 +527,37 @@ mod tests {
             .search("could you please do a thing for me", 5)
             .is_empty());
         assert_eq!(words("what's a b c"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn identifiers_point_at_products_not_words() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("API-retrieve-a-block", "Retrieve a block of a Notion page."),
+            ToolSpecification::new("jira_create_issue_link", "Link two Jira issues."),
+            ToolSpecification::new("slack_post_message", "Post a message to a Slack channel."),
+            ToolSpecification::new("post_comment", "Post a comment on a pull request."),
+            ToolSpecification::new("format_range", "Format cells of an Excel spreadsheet."),
+            ToolSpecification::new("read_config", "Read the server's config."),
+            ToolSpecification::new("fetch", "Fetch a web page by its URL."),
+        ]);
+        let first = |query: &str| index.search(query, 1)[0].name.clone();
+        // `API-10` is an issue key, not the word `api`; nor is `block` of
+        // a key's text what matters.
+        assert_eq!(
+            first("mark that API-10 blocks API-12"),
+            "jira_create_issue_link"
+        );
+        assert_eq!(
+            first("drop a note in #general: office closed"),
+            "slack_post_message"
+        );
+        assert_eq!(first("bold header row in data.xlsx"), "format_range");
+        assert_eq!(first("what's at https://example.com/a"), "fetch");
+        // A file's name is not a word of the query.
+        assert!(index
+            .search("config.yaml", 5)
+            .iter()
+            .all(|h| h.name != "read_config"));
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! gets revealed tools as `tool_addition` blocks in the conversation (and
 //! unloaded ones as `tool_removal`), its `tools` never changing.
 
+mod entity;
 mod index;
 mod inline;
 mod lexicon;
@@ -155,6 +156,12 @@ pub struct Catalog {
     search: Arc<OnceLock<Box<dyn ToolSearch>>>,
     /// How many tools `with_semantic` (feature `semantic`) embedded.
     embedded: usize,
+    /// The hybrid ranking `with_semantic` built, kept to weigh it again.
+    #[cfg(feature = "semantic")]
+    hybrid: Option<semantic::HybridSearch>,
+    /// The lexical weight a hybrid ranking is built with.
+    #[cfg(feature = "semantic")]
+    lexical_weight: f32,
     hosted: bool,
     /// Reveals sent to Anthropic as tool changes in the conversation.
     inline: bool,
@@ -248,6 +255,10 @@ impl Catalog {
             by_name,
             search: Arc::new(OnceLock::new()),
             embedded: 0,
+            #[cfg(feature = "semantic")]
+            hybrid: None,
+            #[cfg(feature = "semantic")]
+            lexical_weight: semantic::DEFAULT_LEXICAL_WEIGHT,
             hosted: false,
             inline: false,
             results: DEFAULT_RESULTS,
@@ -260,6 +271,10 @@ impl Catalog {
     pub fn with_search(mut self, search: impl ToolSearch + 'static) -> Self {
         self.search = Arc::new(OnceLock::from(Box::new(search) as Box<dyn ToolSearch>));
         self.embedded = 0;
+        #[cfg(feature = "semantic")]
+        {
+            self.hybrid = None;
+        }
         self
     }
 
@@ -283,7 +298,8 @@ impl Catalog {
         embedder: Arc<semantic::Embedder>,
         store: &mut semantic::Embeddings,
     ) -> Result<Self, semantic::ModelError> {
-        let search = semantic::HybridSearch::build(embedder, &self.specs, store, true)?;
+        let search = semantic::HybridSearch::build(embedder, &self.specs, store, true)?
+            .with_lexical_weight(self.lexical_weight);
         let embedded = search.embedded();
         tracing::info!(
             target: "toolbox::catalog",
@@ -291,9 +307,35 @@ impl Catalog {
             embedded,
             "semantic search ready"
         );
-        let mut catalog = self.with_search(search);
+        let mut catalog = self.with_search(search.clone());
         catalog.embedded = embedded;
+        catalog.hybrid = Some(search);
         Ok(catalog)
+    }
+
+    /// How much the words count beside the model in the hybrid ranking
+    /// (feature `semantic`): the lexical score's weight beside the cosine
+    /// similarity's 1, [`DEFAULT_LEXICAL_WEIGHT`](semantic::DEFAULT_LEXICAL_WEIGHT)
+    /// (0.5) by default; 0 ranks by the model alone. See
+    /// [`HybridSearch::with_lexical_weight`](semantic::HybridSearch::with_lexical_weight),
+    /// which reads a weight below 0 as 0, one above
+    /// [`MAX_LEXICAL_WEIGHT`](semantic::MAX_LEXICAL_WEIGHT) as that, and a
+    /// NaN as the default. Given before or after
+    /// [`with_semantic`](Self::with_semantic), it weighs that ranking
+    /// (without embedding anything again); it does not change a ranking
+    /// given with [`with_search`](Self::with_search), nor the catalogue's
+    /// clones made before.
+    #[cfg(feature = "semantic")]
+    pub fn lexical_weight(mut self, weight: f32) -> Self {
+        self.lexical_weight = semantic::lexical_weight(weight);
+        if let Some(hybrid) = self.hybrid.take() {
+            let embedded = self.embedded;
+            let hybrid = hybrid.with_lexical_weight(self.lexical_weight);
+            self = self.with_search(hybrid.clone());
+            self.embedded = embedded;
+            self.hybrid = Some(hybrid);
+        }
+        self
     }
 
     /// How many tools `with_semantic` (feature `semantic`) embedded when

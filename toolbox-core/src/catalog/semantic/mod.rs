@@ -16,7 +16,8 @@ mod store;
 use std::path::{Path, PathBuf};
 
 pub use embed::Embedder;
-pub use hybrid::HybridSearch;
+pub(crate) use hybrid::lexical_weight;
+pub use hybrid::{HybridSearch, DEFAULT_LEXICAL_WEIGHT, MAX_LEXICAL_WEIGHT};
 pub use store::{Embeddings, SemanticIndex};
 
 /// Why a model could not be loaded or run, or an embeddings file read.

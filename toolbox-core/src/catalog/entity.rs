@@ -1,0 +1,300 @@
+//! Identifiers in a query read as what they are, not as words: an issue
+//! key (`ABC-123`) points at an issue tracker, `#general` at a chat
+//! channel, `@maria` at a person, `data.xlsx` at a spreadsheet, a URL at
+//! the web, an address at mail. Each is taken out of the query's words
+//! (`API-10` must not match a tool named `API-retrieve-a-block`, nor
+//! `config.yaml` a tool about configuration) and stands for the words of
+//! its kind ([`KINDS`]), which count as evidence for the tools whose
+//! names, namespaces or descriptions use them.
+//!
+//! The rules come from what these identifiers mean wherever they appear,
+//! never from a particular task.
+
+/// What an identifier is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `ABC-123`: an issue tracker's key (Jira, Linear, YouTrack …).
+    IssueKey,
+    /// `#123`: an issue or pull request number.
+    IssueNumber,
+    /// `#general`: a chat channel.
+    Channel,
+    /// `@maria`: a person, as chat and code hosts mention them.
+    Mention,
+    /// `https://…`, `www.…`: a web address.
+    Url,
+    /// `maria@example.com`.
+    Email,
+    /// `/var/log`, `~/Downloads`, `./src`: a path on disk.
+    Path,
+    /// `report.pdf`, `data.xlsx`: a file, by its extension's kind.
+    File(FileKind),
+}
+
+/// What a file's extension says it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    Spreadsheet,
+    Pdf,
+    Document,
+    Slides,
+    Text,
+    Markdown,
+    Image,
+    Media,
+    Code,
+    Data,
+    Archive,
+}
+
+/// The words each kind of identifier stands for (stemmed as indexed words
+/// are); words no tool uses cost nothing.
+pub(crate) fn kind_words(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::IssueKey => &["issue", "ticket", "jira", "linear", "tracker"],
+        Kind::IssueNumber => &["issue", "pull"],
+        Kind::Channel => &["channel", "slack", "chat", "message"],
+        Kind::Mention => &["user", "mention", "member", "people"],
+        Kind::Url => &["url", "link", "web", "page", "fetch"],
+        Kind::Email => &["email", "mail", "gmail", "inbox"],
+        Kind::Path => &["file", "directory", "path"],
+        Kind::File(file) => match file {
+            FileKind::Spreadsheet => &["file", "spreadsheet", "sheet", "excel", "workbook"],
+            FileKind::Pdf => &["file", "pdf", "document"],
+            FileKind::Document => &["file", "document", "docx", "word"],
+            FileKind::Slides => &["file", "presentation", "slide"],
+            FileKind::Text => &["file", "text"],
+            FileKind::Markdown => &["file", "markdown", "text"],
+            FileKind::Image => &["file", "image", "picture", "photo"],
+            FileKind::Media => &["file", "media", "audio", "video"],
+            FileKind::Code => &["file", "code", "source"],
+            FileKind::Data => &["file", "json", "yaml"],
+            FileKind::Archive => &["file", "archive", "zip"],
+        },
+    }
+}
+
+/// The kind of file an extension names, if it is a known one.
+fn file_kind(extension: &str) -> Option<FileKind> {
+    let extension = extension.to_ascii_lowercase();
+    Some(match extension.as_str() {
+        "xlsx" | "xls" | "xlsm" | "ods" | "csv" | "tsv" | "numbers" => FileKind::Spreadsheet,
+        "pdf" => FileKind::Pdf,
+        "doc" | "docx" | "odt" | "rtf" | "pages" => FileKind::Document,
+        "ppt" | "pptx" | "odp" | "key" => FileKind::Slides,
+        "txt" | "log" => FileKind::Text,
+        "md" | "markdown" | "mdx" | "rst" => FileKind::Markdown,
+        "png" | "jpg" | "jpeg" | "gif" | "svg" | "webp" | "bmp" | "tiff" | "heic" => {
+            FileKind::Image
+        }
+        "mp3" | "wav" | "flac" | "ogg" | "m4a" | "mp4" | "mov" | "avi" | "mkv" | "webm" => {
+            FileKind::Media
+        }
+        "rs" | "py" | "js" | "ts" | "tsx" | "jsx" | "go" | "java" | "kt" | "c" | "h" | "cpp"
+        | "hpp" | "cs" | "rb" | "php" | "swift" | "sh" | "sql" | "html" | "css" | "vue" => {
+            FileKind::Code
+        }
+        "json" | "yaml" | "yml" | "toml" | "xml" | "ini" | "env" | "cfg" | "conf" | "lock" => {
+            FileKind::Data
+        }
+        "zip" | "tar" | "gz" | "tgz" | "bz2" | "xz" | "7z" | "rar" => FileKind::Archive,
+        _ => return None,
+    })
+}
+
+/// An identifier found in a query: its kind, and for a web address the
+/// site's name (`github` of `https://github.com/…`), which is a word the
+/// query means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entity {
+    pub(crate) kind: Kind,
+    pub(crate) site: Option<String>,
+}
+
+/// Cuts `query`'s identifiers out: the rest of the text (the words), and
+/// the identifiers found, in order.
+pub(crate) fn entities(query: &str) -> (String, Vec<Entity>) {
+    let mut rest = String::with_capacity(query.len());
+    let mut found = Vec::new();
+    for token in query.split_whitespace() {
+        match classify(token) {
+            Some(entity) => found.push(entity),
+            None => {
+                rest.push_str(token);
+                rest.push(' ');
+            }
+        }
+    }
+    (rest, found)
+}
+
+/// What a whitespace-separated token of a query is, if an identifier.
+fn classify(token: &str) -> Option<Entity> {
+    let token = token
+        .trim_start_matches(['"', '\'', '(', '[', '<', '`', '“', '‘'])
+        .trim_end_matches([
+            '"', '\'', ')', ']', '>', '`', ',', '.', '?', '!', ':', ';', '”', '’',
+        ]);
+    let kind = |kind| Some(Entity { kind, site: None });
+    let lower = token.to_ascii_lowercase();
+    if let Some(address) = ["https://", "http://", "www."]
+        .iter()
+        .find_map(|scheme| lower.strip_prefix(scheme))
+    {
+        let host = address.split(['/', '?', '#', ':']).next().unwrap_or("");
+        let host = host.strip_prefix("www.").unwrap_or(host);
+        let labels: Vec<&str> = host.split('.').filter(|l| !l.is_empty()).collect();
+        // The site's name: the label before the top-level domain.
+        let site = (labels.len() >= 2)
+            .then(|| labels[labels.len() - 2])
+            .filter(|s| s.len() > 1 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+            .map(|s| s.replace('-', " "));
+        return Some(Entity {
+            kind: Kind::Url,
+            site,
+        });
+    }
+    if let Some(name) = token.strip_prefix('#') {
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
+            return kind(Kind::IssueNumber);
+        }
+        if name.chars().next().is_some_and(char::is_alphanumeric)
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return kind(Kind::Channel);
+        }
+        return None;
+    }
+    if let Some(name) = token.strip_prefix('@') {
+        if name.chars().next().is_some_and(char::is_alphanumeric)
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return kind(Kind::Mention);
+        }
+        return None;
+    }
+    if let Some((local, domain)) = token.split_once('@') {
+        if !local.is_empty()
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+            && token
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '@'))
+        {
+            return kind(Kind::Email);
+        }
+        return None;
+    }
+    if is_issue_key(token) {
+        return kind(Kind::IssueKey);
+    }
+    if token.starts_with('/') || token.starts_with("~/") || token.starts_with("./") {
+        if token.len() > 1 {
+            let kind_of_file = file_extension(token).and_then(file_kind);
+            return kind(kind_of_file.map_or(Kind::Path, Kind::File));
+        }
+        return None;
+    }
+    if let Some(file) = file_extension(token).and_then(file_kind) {
+        return kind(Kind::File(file));
+    }
+    None
+}
+
+/// `ABC-123`: two to ten capitals or digits starting with a capital, a
+/// hyphen, and a number.
+fn is_issue_key(token: &str) -> bool {
+    let Some((project, number)) = token.split_once('-') else {
+        return false;
+    };
+    (2..=10).contains(&project.len())
+        && project.starts_with(|c: char| c.is_ascii_uppercase())
+        && project
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && !number.is_empty()
+        && number.len() <= 9
+        && number.chars().all(|c| c.is_ascii_digit())
+}
+
+/// The extension of a file name (`data.xlsx` → `xlsx`): a name of word
+/// characters before the last dot.
+fn file_extension(token: &str) -> Option<&str> {
+    let (name, extension) = token.rsplit_once('.')?;
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let valid = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    (!extension.is_empty()
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && base.chars().all(valid)
+        && (!base.is_empty() || name.is_empty()))
+    .then_some(extension)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(query: &str) -> (String, Vec<Kind>) {
+        let (rest, found) = entities(query);
+        (
+            rest.trim_end().to_owned(),
+            found.into_iter().map(|e| e.kind).collect(),
+        )
+    }
+
+    #[test]
+    fn identifiers_are_taken_out_of_the_words() {
+        assert_eq!(
+            kinds("mark in Jira that API-10 blocks API-12."),
+            (
+                "mark in Jira that blocks".to_owned(),
+                vec![Kind::IssueKey, Kind::IssueKey]
+            )
+        );
+        assert_eq!(
+            kinds("drop a note in #general that the office is closed"),
+            (
+                "drop a note in that the office is closed".to_owned(),
+                vec![Kind::Channel]
+            )
+        );
+        assert_eq!(kinds("ask @maria.k").1, [Kind::Mention]);
+        assert_eq!(kinds("mail bob@example.com").1, [Kind::Email]);
+        assert_eq!(
+            kinds("make the header row of data.xlsx bold").1,
+            [Kind::File(FileKind::Spreadsheet)]
+        );
+        assert_eq!(
+            kinds("read (notes.md) and report.PDF").1,
+            [Kind::File(FileKind::Markdown), Kind::File(FileKind::Pdf)]
+        );
+        assert_eq!(kinds("what's in ~/Downloads").1, [Kind::Path]);
+        assert_eq!(kinds("close #42").1, [Kind::IssueNumber]);
+        let (_, found) = entities("summarize https://www.github.com/a/b?x=1");
+        assert_eq!(found[0].kind, Kind::Url);
+        assert_eq!(found[0].site.as_deref(), Some("github"));
+    }
+
+    #[test]
+    fn ordinary_words_stay_words() {
+        for query in [
+            "open a new issue",
+            "e.g. this, that",
+            "the end.",
+            "x-ray the api",
+            "# heading",
+            "a and/or b",
+            "version 1.2.3",
+        ] {
+            let (_, found) = entities(query);
+            assert!(found.is_empty(), "{query}: {found:?}");
+        }
+        // `COVID-19` has a key's shape and is read as one: a word lost.
+        assert_eq!(kinds("COVID-19 cases").1, [Kind::IssueKey]);
+    }
+}
