@@ -136,8 +136,14 @@ impl RedisTaskStore {
         let shown = crate::client::shown_url(url);
         let client = redis::Client::open(url)
             .map_err(|e| backend(STORE, format!("the URL `{shown}` is not a Redis URL"), e))?;
+        // A loaded server answers late rather than never: 10 s for an
+        // answer (the crate's default is 500 ms), 5 s to connect, as the
+        // PostgreSQL store's pool waits.
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(std::time::Duration::from_secs(10)))
+            .set_connection_timeout(Some(std::time::Duration::from_secs(5)));
         let connection = client
-            .get_connection_manager()
+            .get_connection_manager_with_config(config)
             .await
             .map_err(|e| backend(STORE, format!("connecting to {shown}"), e))?;
         Ok(RedisTaskStore {
