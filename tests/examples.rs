@@ -380,9 +380,11 @@ fn search_quality_on_the_held_back_tasks() {
         .lines()
         .find(|l| l.starts_with("report lexical"))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
-    assert!(figure(line, "recall@1 ") >= 0.55, "{line}");
-    assert!(figure(line, "MRR ") >= 0.65, "{line}");
+    // 0.857 (216 of 252; issue 56's goal 0.85): the lexical ranking has
+    // no model and reads the same everywhere.
+    assert!(figure(line, "recall@5 ") >= 0.85, "{line}");
+    assert!(figure(line, "recall@1 ") >= 0.60, "{line}");
+    assert!(figure(line, "MRR ") >= 0.70, "{line}");
     // Built with `semantic` (CI: `--features semantic`, candle optimized by the profile override), the
     // model alone and the hybrid ranking are judged too.
     if let Some(line) = out.lines().find(|l| l.starts_with("report semantic")) {
@@ -391,7 +393,7 @@ fn search_quality_on_the_held_back_tasks() {
         assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
     }
     if let Some(line) = out.lines().find(|l| l.starts_with("report hybrid")) {
-        // 0.901 and 0.726 on the machines this was measured on; a margin
+        // 0.905 and 0.734 on the machines this was measured on; a margin
         // of two tasks for another CPU's rounding.
         assert!(figure(line, "recall@5 ") >= 0.89, "{line}");
         assert!(figure(line, "recall@1 ") >= 0.70, "{line}");
