@@ -76,6 +76,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use toolbox_core::args::echo;
 
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "task-postgres")]
@@ -330,19 +331,19 @@ impl TaskRecord {
 pub enum TaskStoreError {
     /// No such task for this caller: unknown, removed after its ttl, or
     /// another principal's.
-    #[error("no task `{id}`: it is unknown, expired, or not yours")]
+    #[error("no task `{}`: it is unknown, expired, or not yours", echo(id))]
     NotFound {
         /// The id asked for.
         id: String,
     },
     /// `create` with an id the store already holds.
-    #[error("a task `{id}` already exists in the store")]
+    #[error("a task `{}` already exists in the store", echo(id))]
     AlreadyExists {
         /// The id given.
         id: String,
     },
     /// A change to a task that has ended.
-    #[error("task `{id}` has already ended ({status}): {change} refused")]
+    #[error("task `{}` has already ended ({status}): {change} refused", echo(id))]
     Ended {
         /// The task.
         id: String,
@@ -352,7 +353,11 @@ pub enum TaskStoreError {
         change: &'static str,
     },
     /// An input request key the task already used.
-    #[error("task `{id}` already used the input request key `{key}`: keys are unique over a task's life")]
+    #[error(
+        "task `{}` already used the input request key `{}`: keys are unique over a task's life",
+        echo(id),
+        echo(key)
+    )]
     InputKeyUsed {
         /// The task.
         id: String,
@@ -360,7 +365,7 @@ pub enum TaskStoreError {
         key: String,
     },
     /// A record the store cannot read back.
-    #[error("task `{id}` in the store cannot be read: {message}")]
+    #[error("task `{}` in the store cannot be read: {message}", echo(id))]
     Corrupt {
         /// The task.
         id: String,
