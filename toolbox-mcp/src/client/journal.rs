@@ -241,9 +241,15 @@ impl FileTaskJournal {
         let mut counts = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&*self.path)
             .map_err(|e| self.error("could not open", e))?;
+        // A last line cut short before its newline (a torn write) would
+        // swallow this one: it starts on a line of its own.
+        if !ends_a_line(&mut file).map_err(|e| self.error("could not read", e))? {
+            text.insert(0, '\n');
+        }
         file.write_all(text.as_bytes())
             .and_then(|()| file.sync_data())
             .map_err(|e| self.error("could not append to", e))?;
@@ -355,6 +361,18 @@ impl TaskJournal for FileTaskJournal {
     fn location(&self) -> String {
         self.path.display().to_string()
     }
+}
+
+/// Whether `file` is empty or its last byte ends a line.
+fn ends_a_line(file: &mut File) -> std::io::Result<bool> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 /// What a journal file holds.
@@ -552,6 +570,26 @@ mod tests {
         let task = JournaledTask::new("s", "o", "t", "after");
         journal.started(&task).await.unwrap();
         assert_eq!(journal.unfinished().await.unwrap(), vec![kept, task]);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[tokio::test]
+    async fn a_last_line_without_its_newline_does_not_swallow_the_next() {
+        // A write torn just before its newline leaves a whole line without
+        // one; the next task's line used to be glued to it, and both read
+        // as damaged (neither task could be resumed).
+        let path = path("torn");
+        let a = JournaledTask::new("s", "o", "t", "a");
+        std::fs::write(
+            &path,
+            serde_json::to_string(&Line::Started(a.clone())).unwrap(),
+        )
+        .unwrap();
+        let journal = FileTaskJournal::open(&path).unwrap();
+        let b = JournaledTask::new("s", "o", "t", "b");
+        journal.started(&b).await.unwrap();
+        assert_eq!(journal.unfinished().await.unwrap(), vec![a, b]);
+        assert!(read(&path).unwrap().damaged.is_empty());
         let _ = std::fs::remove_file(&path);
     }
 
