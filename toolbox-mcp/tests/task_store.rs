@@ -600,3 +600,50 @@ async fn a_server_never_takes_over_a_task_it_still_runs() {
         "the idempotent tool was not started a second time beside its run"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_of_zero_or_of_any_length_still_runs_the_task() {
+    // Zero is read as 30 ms; Duration::MAX must not overflow the runner's
+    // renewal clock or the lease's expiry.
+    for lease in [Duration::ZERO, Duration::MAX] {
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+        let server = replica(store, "replica-a", Arc::default()).task_lease(lease);
+        let served = serve_http(server, "127.0.0.1:0").await.unwrap();
+        let to = client(&served.url(), None).await;
+        let id = create(&to, "quick").await;
+        let done = serde_json::to_value(until_terminal(&to, &id).await).unwrap();
+        assert_eq!(done["status"], "completed", "lease {lease:?}: {done}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_task_id_is_echoed_bounded_and_escaped() {
+    // An unknown id came back whole in the error: 1 MB of it, CR/LF and all.
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let served = serve_http(
+        replica(store.clone(), "replica-a", Arc::default()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to = client(&served.url(), None).await;
+    let id = format!("evil\r\nSet-Cookie: x={}", "a".repeat(1 << 20));
+    let direct = store.get(&id, None).await.unwrap_err().to_string();
+    // Over HTTP the id travels in Mcp-Name too: 1 MB is refused (431)
+    // before it reaches the server, 16 KB reaches it.
+    let id = format!("evil\r\nSet-Cookie: x={}", "a".repeat(16 << 10));
+    let error = to
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    for text in [&direct, &error] {
+        assert!(text.len() < 2_000, "{} bytes echoed", text.len());
+        assert!(
+            text.contains("no task `evil\\r\\nSet-Cookie: x=aaa"),
+            "{}",
+            &text[..text.len().min(300)]
+        );
+        assert!(!text.contains('\n'), "{}", &text[..text.len().min(300)]);
+    }
+}

@@ -166,6 +166,7 @@ impl<B: ToolBox + 'static> McpServer<B> {
     /// default; renewed every third of it): once it lapses, another server
     /// sharing the store takes the task over, running it again where the
     /// tool is idempotent (`idempotentHint`) and failing it otherwise.
+    /// A lease shorter than 30 ms is read as 30 ms.
     pub fn task_lease(mut self, lease: std::time::Duration) -> Self {
         self.tasks.lease = lease.max(std::time::Duration::from_millis(30));
         self
