@@ -714,3 +714,117 @@ async fn a_damaged_journal_is_read_for_what_it_holds() {
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&copy);
 }
+
+/// A file journal whose reads, once `hold` is set, take what the file
+/// holds at once and hand it back only when `release` opens: a resume
+/// that read the journal, then was slow to go on.
+struct SlowReads {
+    file: FileTaskJournal,
+    hold: std::sync::atomic::AtomicBool,
+    release: tokio::sync::watch::Sender<bool>,
+}
+
+impl TaskJournal for SlowReads {
+    fn started<'a>(
+        &'a self,
+        task: &'a JournaledTask,
+    ) -> toolbox_core::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
+        self.file.started(task)
+    }
+
+    fn ended<'a>(
+        &'a self,
+        task: &'a JournaledTask,
+    ) -> toolbox_core::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
+        self.file.ended(task)
+    }
+
+    fn unfinished(
+        &self,
+    ) -> toolbox_core::BoxFuture<'_, Result<Vec<JournaledTask>, toolbox_core::ToolError>> {
+        let hold = self.hold.load(std::sync::atomic::Ordering::SeqCst);
+        let mut release = self.release.subscribe();
+        Box::pin(async move {
+            let read = self.file.unfinished().await;
+            if hold {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(10), release.wait_for(|open| *open))
+                        .await;
+            }
+            read
+        })
+    }
+
+    fn location(&self) -> String {
+        self.file.location()
+    }
+}
+
+#[tokio::test]
+async fn two_resumes_of_one_task_end_it_once() {
+    // The second resume read the journal while the first ran, and claimed
+    // the task once the first had ended and released it: it polled the
+    // ended task and its handler saw a second start and a second end.
+    let server = start().await;
+    let path = journal_path("twice");
+    let journal = Arc::new(SlowReads {
+        file: FileTaskJournal::open(&path).unwrap(),
+        hold: Default::default(),
+        release: tokio::sync::watch::channel(false).0,
+    });
+    #[allow(deprecated)] // rustls 0.23.48 deprecates ring's provider
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let remote = Arc::new(
+        McpToolBox::http(&server.url)
+            .name("builds")
+            .task_journal_with(journal.clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let CallToolResponse::Task(created) = rmcp_call(&server.url, "slow").await else {
+        panic!("the server answers with a task");
+    };
+    let id = created.task.task_id;
+    let task = JournaledTask::new("builds", remote.origin(), "slow", id.clone());
+    journal.started(&task).await.unwrap();
+    let (handler, events) = recording();
+    let resume = |call: &'static str| {
+        let (remote, handler, id) = (remote.clone(), handler.clone(), id.clone());
+        tokio::spawn(async move {
+            let ctx = Context::new().with_call_id(call);
+            remote.resume_task(&id, &ctx, &handler).await
+        })
+    };
+    let first = resume("c1");
+    for _ in 0..1000 {
+        if !events.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*events.lock().unwrap(), ["start slow c1"]);
+    journal
+        .hold
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let second = resume("c2");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.open_gate();
+    let first = tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .expect("the first resume ends within 10 s")
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.content, "slow done");
+    journal.release.send_replace(true);
+    let second = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("the second resume ends within 10 s")
+        .unwrap();
+    assert!(second.is_err(), "resumed twice: {second:?}");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start slow c1", "end slow c1: slow done"]
+    );
+    let _ = std::fs::remove_file(&path);
+}

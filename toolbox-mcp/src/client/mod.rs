@@ -551,6 +551,17 @@ impl McpToolBox {
         handler: &ToolHandler,
     ) -> Result<ToolResponse, ToolError> {
         let journal = self.journal()?;
+        // Claimed before the journal is read: a call that ends releases its
+        // claim only after its end is written, so a task claimed here and
+        // still unfinished in the journal has not ended (read first, a
+        // concurrent resume that ended meanwhile would be driven again).
+        let Some(claim) = Claim::take(&self.origin, task_id) else {
+            return Err(ToolError::configuration(format!(
+                "the task `{}` of the MCP server `{}` is driven by a call of this process already; its end reaches that call's handler",
+                toolbox_core::args::echo(task_id),
+                self.name
+            )));
+        };
         let unfinished = self.unfinished_tasks().await?;
         let Some(task) = unfinished.iter().find(|t| t.task_id == task_id).cloned() else {
             let open: Vec<String> = unfinished
@@ -568,13 +579,6 @@ impl McpToolBox {
                 } else {
                     format!("unfinished: {}", open.join(", "))
                 }
-            )));
-        };
-        let Some(claim) = Claim::take(&self.origin, task_id) else {
-            return Err(ToolError::configuration(format!(
-                "the task `{}` of the MCP server `{}` is driven by a call of this process already; its end reaches that call's handler",
-                toolbox_core::args::echo(task_id),
-                self.name
             )));
         };
         let ctx = match (ctx.call_id(), &task.call_id) {
