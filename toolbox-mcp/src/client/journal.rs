@@ -182,13 +182,26 @@ struct Counts {
 }
 
 impl FileTaskJournal {
-    /// Opens the journal at `path` (made at the first task when missing).
+    /// Opens the journal at `path` (made at the first task when missing;
+    /// its directory must exist, else an error naming it).
     /// A damaged file is read for what it holds, with a warning
     /// ([`damage`](FileTaskJournal::damage)); a file that cannot be read or
     /// rewritten at all is an error naming it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ToolError> {
         let path = path.as_ref().to_path_buf();
         let read = read(&path)?;
+        if read.lines == 0 {
+            // Made at the first task: where it cannot be, say so now rather
+            // than in a warning at each call.
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(parent) = parent.filter(|p| !p.is_dir()) {
+                return Err(ToolError::configuration(format!(
+                    "the task journal at {} cannot be made: {} is not a directory",
+                    path.display(),
+                    parent.display()
+                )));
+            }
+        }
         let mut damage = None;
         if !read.damaged.is_empty() {
             let kept = sibling(&path, "damaged");
@@ -591,6 +604,31 @@ mod tests {
         assert_eq!(journal.unfinished().await.unwrap(), vec![a, b]);
         assert!(read(&path).unwrap().damaged.is_empty());
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_journal_in_a_missing_directory_is_refused_at_open() {
+        // It opened, and every task's line then failed with a warning.
+        let path = std::env::temp_dir()
+            .join(format!("toolbox-no-such-dir-{}", std::process::id()))
+            .join("tasks.jsonl");
+        let error = FileTaskJournal::open(&path).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "configuration error: the task journal at {} cannot be made: {} is not a directory",
+                path.display(),
+                path.parent().unwrap().display()
+            )
+        );
+        // A directory given as the journal is named too.
+        let error = FileTaskJournal::open(std::env::temp_dir())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("could not read the task journal at"),
+            "{error}"
+        );
     }
 
     #[test]
