@@ -647,3 +647,43 @@ async fn a_hostile_task_id_is_echoed_bounded_and_escaped() {
         assert!(!text.contains('\n'), "{}", &text[..text.len().min(300)]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_replicas_many_tasks_end_in_one_round() {
+    // The watcher took over 32 lapsed tasks a round: of a stopped
+    // replica's 100, 68 stayed `working` for another third of a lease
+    // (10 s with the default lease), and so on.
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let mut ids = Vec::new();
+    for _ in 0..100 {
+        let lapsed = toolbox_mcp::server::Lease {
+            holder: "replica-gone".into(),
+            expires_at_ms: toolbox_mcp::server::store::now_ms() - 1,
+        };
+        let record = TaskRecord::new("hold", Value::Null, None).with_lease(lapsed);
+        store.create(&record).await.unwrap();
+        ids.push(record.id);
+    }
+    let server = McpServer::new(tools(Arc::default()), "replica")
+        .task_store(store.clone())
+        .replica_id("replica-b");
+    let _served = serve_http(server, "127.0.0.1:0").await.unwrap();
+    let mut working = ids.len();
+    for _ in 0..500 {
+        working = 0;
+        for id in &ids {
+            if !store.get_any(id).await.unwrap().status.is_terminal() {
+                working += 1;
+            }
+        }
+        if working == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(working, 0, "tasks still working 5 s after the first round");
+    let record = store.get_any(&ids[99]).await.unwrap();
+    assert_eq!(record.status, TaskState::Failed);
+    let error = serde_json::to_string(&record.outcome).unwrap();
+    assert!(error.contains("replica `replica-gone`"), "{error}");
+}

@@ -47,6 +47,9 @@ const CANCEL_POLL: Duration = Duration::from_millis(100);
 /// How many runs a task whose runners keep stopping gets in all.
 const MAX_ATTEMPTS: u32 = 3;
 
+/// How many lapsed tasks the watcher reads from the store at once.
+const LAPSED_BATCH: usize = 32;
+
 /// The lease a runner holds by default (renewed every third of it).
 pub(super) const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
@@ -313,13 +316,33 @@ impl Tasks {
         if let Err(error) = self.store.sweep().await {
             tracing::warn!(target: "toolbox::mcp", %error, "the task store could not be swept");
         }
-        let lapsed = match self.store.lapsed_leases(32).await {
-            Ok(lapsed) => lapsed,
-            Err(error) => {
-                tracing::warn!(target: "toolbox::mcp", %error, "the task store's lapsed leases could not be read");
+        // In batches until none is left, so a stopped replica's many tasks
+        // end in one round (one batch a round left all but 32 `working`
+        // for a third of a lease more each); a batch that took over none
+        // (each still run here, or claimed by another) ends the round.
+        loop {
+            let lapsed = match self.store.lapsed_leases(LAPSED_BATCH).await {
+                Ok(lapsed) => lapsed,
+                Err(error) => {
+                    tracing::warn!(target: "toolbox::mcp", %error, "the task store's lapsed leases could not be read");
+                    return;
+                }
+            };
+            let full = lapsed.len() >= LAPSED_BATCH;
+            if self.take_over(lapsed, rerun).await == 0 || !full {
                 return;
             }
-        };
+        }
+    }
+
+    /// Takes over each of `lapsed` this server does not run and wins the
+    /// claim of; returns how many.
+    async fn take_over(
+        &self,
+        lapsed: Vec<TaskRecord>,
+        rerun: &(dyn Fn(TaskRecord, CancellationToken) + Sync),
+    ) -> usize {
+        let mut taken = 0;
         for task in lapsed {
             if self.running_here().contains(&task.id) {
                 continue;
@@ -336,6 +359,7 @@ impl Tasks {
                     continue;
                 }
             };
+            taken += 1;
             let stopped = claimed.lapsed.holder;
             let task = claimed.task;
             let tool = toolbox_core::args::echo(&task.tool).to_string();
@@ -360,6 +384,7 @@ impl Tasks {
             tracing::warn!(target: "toolbox::mcp", task = %task.id, %tool, %stopped, replica = %self.replica, "the replica running a task stopped: the task fails");
             self.finish(&task.id, TaskOutcome::failed(message)).await;
         }
+        taken
     }
 }
 
