@@ -305,8 +305,8 @@ async fn a_hostile_query_is_refused_with_a_text_and_costs_no_more_than_a_short_o
         ),
         (odd.as_str(), "bytes; a search reads at most 1024"),
         (
-            &*"a ".repeat(40),
-            "the query has 40 words; a search reads at most 32",
+            &*"a ".repeat(80),
+            "the query has 80 words; a search reads at most 64",
         ),
     ];
     for (query, said) in expected {

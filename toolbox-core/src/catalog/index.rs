@@ -49,8 +49,10 @@ const MAX_SCHEMA_DEPTH: usize = 4;
 /// words, and a longer query is cut here (the catalogue's `search_tools`
 /// and the code mode's `search()` refuse it, see [`check_query`]).
 pub const MAX_QUERY_BYTES: usize = 1024;
-/// The most words of a query a search reads.
-pub const MAX_QUERY_WORDS: usize = 32;
+/// The most words of a query a search reads: room for a request with its
+/// instructions ("You are given a user request; find the tool ..."), which
+/// come first and would leave the request itself past a shorter bound.
+pub const MAX_QUERY_WORDS: usize = 64;
 /// The longest query word tried as a compound of two indexed words.
 const MAX_COMPOUND: usize = 40;
 
