@@ -687,3 +687,51 @@ async fn a_stopped_replicas_many_tasks_end_in_one_round() {
     let error = serde_json::to_string(&record.outcome).unwrap();
     assert!(error.contains("replica `replica-gone`"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_past_its_ttl_fails_and_its_call_is_cancelled() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let server = replica(store.clone(), "replica-a", seen.clone())
+        .task_lease(Duration::from_millis(600))
+        .task_ttl(Some(Duration::from_millis(1_500)));
+    let served = serve_http(server, "127.0.0.1:0").await.unwrap();
+    let to = client(&served.url(), None).await;
+    let id = create(&to, "hold").await;
+    let ended = serde_json::to_value(until_terminal(&to, &id).await).unwrap();
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(
+        ended["error"]["message"],
+        "task expired: its ttl of 1500 ms elapsed before it finished"
+    );
+    // The call saw its Context cancelled; the first end (the expiry) stays.
+    for _ in 0..500 {
+        if seen.cancelled.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(seen.cancelled.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        store.get_any(&id).await.unwrap().status,
+        TaskState::Failed,
+        "the cancelled call does not end it a second time"
+    );
+    // A cancel of the ended task changes nothing (it is kept one ttl
+    // after its end); an unknown id is not found.
+    to.cancel_task(rmcp::model::CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(status_now(&to, &id).await, "failed");
+    let unknown = to
+        .cancel_task(rmcp::model::CancelTaskParams::new(
+            "no-such-task".to_owned(),
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("no task `no-such-task`: it is unknown, expired, or not yours"),
+        "{unknown}"
+    );
+}
