@@ -143,9 +143,10 @@ const COMPACT_AFTER: usize = 1_000;
 /// ended tasks pile up, so it holds about the tasks still open.
 ///
 /// Every read goes to the file, so several boxes (and processes, one at a
-/// time) may share one journal; a rewrite while another process appends
-/// may lose that process's line, so give each running process a file of
-/// its own.
+/// time) may share one journal: the journals of one process opened on one
+/// file take turns, each with the others; a rewrite while another process
+/// appends may lose that process's line, so give each running process a
+/// file of its own.
 ///
 /// ```
 /// use toolbox_mcp::client::{FileTaskJournal, JournaledTask, TaskJournal};
@@ -189,6 +190,11 @@ impl FileTaskJournal {
     /// rewritten at all is an error naming it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ToolError> {
         let path = path.as_ref().to_path_buf();
+        // One lock for every journal of this process on the file: two
+        // boxes' appends and rewrites take turns (a rewrite between another
+        // journal's read and rename lost that journal's line).
+        let lines = shared_lock(&path);
+        let mut counts = lines.lock().unwrap_or_else(|p| p.into_inner());
         let read = read(&path)?;
         if read.lines == 0 {
             // Made at the first task: where it cannot be, say so now rather
@@ -219,17 +225,26 @@ impl FileTaskJournal {
             tracing::warn!(target: "toolbox::mcp", "{text}");
             damage = Some(Arc::from(text));
         }
+        *counts = Counts {
+            open: read.open.len(),
+            dead: read.lines - read.open.len(),
+        };
+        drop(counts);
         let journal = FileTaskJournal {
             path: Arc::new(path),
-            lines: Arc::new(Mutex::new(Counts {
-                open: read.open.len(),
-                dead: read.lines - read.open.len(),
-            })),
+            lines: lines.clone(),
             damage,
             compact_after: COMPACT_AFTER,
         };
         if read.lines > read.open.len() {
-            journal.rewrite(&read.open)?;
+            let mut counts = lines.lock().unwrap_or_else(|p| p.into_inner());
+            // Read again under the lock: another journal may have appended.
+            let open = self::read(&journal.path)?.open;
+            journal.rewrite(&open)?;
+            *counts = Counts {
+                open: open.len(),
+                dead: 0,
+            };
         }
         Ok(journal)
     }
@@ -386,6 +401,23 @@ fn ends_a_line(file: &mut File) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact(&mut last)?;
     Ok(last[0] == b'\n')
+}
+
+/// The lock (and counts) of every [`FileTaskJournal`] of this process on
+/// `path`, by its absolute path.
+fn shared_lock(path: &Path) -> Arc<Mutex<Counts>> {
+    type Locks = HashMap<PathBuf, std::sync::Weak<Mutex<Counts>>>;
+    static LOCKS: Mutex<Option<Locks>> = Mutex::new(None);
+    let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut locks = LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+    let locks = locks.get_or_insert_with(HashMap::new);
+    if let Some(lock) = locks.get(&key).and_then(std::sync::Weak::upgrade) {
+        return lock;
+    }
+    locks.retain(|_, lock| lock.strong_count() > 0);
+    let lock = Arc::new(Mutex::new(Counts::default()));
+    locks.insert(key, Arc::downgrade(&lock));
+    lock
 }
 
 /// What a journal file holds.
@@ -629,6 +661,40 @@ mod tests {
             error.contains("could not read the task journal at"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn two_journals_of_one_process_on_one_file_lose_no_line() {
+        // Each had a lock of its own: one's rewrite (read, write aside,
+        // rename) ran between the other's appends and dropped their lines.
+        let path = path("two");
+        let _ = std::fs::remove_file(&path);
+        let mut a = FileTaskJournal::open(&path).unwrap();
+        a.compact_after = 2;
+        let b = FileTaskJournal::open(&path).unwrap();
+        let churn = std::thread::spawn(move || {
+            for n in 0..200 {
+                let task = JournaledTask::new("s", "o", "t", format!("a-{n}"));
+                a.append(&Line::Started(task.clone()), false).unwrap();
+                let ended = Line::Ended {
+                    server: "s".into(),
+                    origin: "o".into(),
+                    task_id: task.task_id,
+                };
+                a.append(&ended, true).unwrap();
+            }
+        });
+        let mut kept = Vec::new();
+        for n in 0..200 {
+            let task = JournaledTask::new("s", "o", "t", format!("b-{n}"));
+            b.append(&Line::Started(task.clone()), false).unwrap();
+            kept.push(task);
+        }
+        churn.join().unwrap();
+        let open = read(&path).unwrap().open;
+        let lost = kept.iter().filter(|t| !open.contains(t)).count();
+        assert_eq!(lost, 0, "of 200 tasks started through the second journal");
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
