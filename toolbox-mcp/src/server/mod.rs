@@ -175,7 +175,9 @@ impl<B: ToolBox + 'static> McpServer<B> {
     /// A task's time to live from its creation (5 minutes by default,
     /// `None` for no limit): a task still running past it fails ("task
     /// expired") and its call is cancelled; an ended one is kept one more
-    /// ttl for its pollers, then removed.
+    /// ttl for its pollers, then removed. With `None` no task is ever
+    /// removed: the store (the process's memory, by default) keeps every
+    /// task the server ran.
     pub fn task_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
         self.tasks.ttl = ttl;
         self
