@@ -735,3 +735,47 @@ async fn a_task_past_its_ttl_fails_and_its_call_is_cancelled() {
         "{unknown}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_whose_server_stopped_ends_cancelled_and_is_not_run_again() {
+    // Cancelled, then its replica stopped before the runner saw the flag:
+    // an idempotent tool was started again (only to be cancelled), any
+    // other ended `failed` saying its server stopped, not `cancelled`.
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let mut ids = Vec::new();
+    for (tool, idempotent) in [("again", true), ("hold", false)] {
+        let lapsed = toolbox_mcp::server::Lease {
+            holder: "replica-gone".into(),
+            expires_at_ms: toolbox_mcp::server::store::now_ms() - 1,
+        };
+        let mut record = TaskRecord::new(tool, Value::Null, None).with_lease(lapsed);
+        record.idempotent = idempotent;
+        store.create(&record).await.unwrap();
+        store.request_cancel(&record.id, None).await.unwrap();
+        ids.push(record.id);
+    }
+    let seen = Arc::new(Seen::default());
+    let _served = serve_http(
+        replica(store.clone(), "replica-b", seen.clone()),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    for id in &ids {
+        let mut record = store.get_any(id).await.unwrap();
+        for _ in 0..500 {
+            if record.status.is_terminal() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            record = store.get_any(id).await.unwrap();
+        }
+        assert_eq!(
+            record.status,
+            TaskState::Cancelled,
+            "{}: {record:?}",
+            record.tool
+        );
+    }
+    assert_eq!(seen.starts.load(Ordering::SeqCst), 0, "no tool ran again");
+}

@@ -363,6 +363,13 @@ impl Tasks {
             let stopped = claimed.lapsed.holder;
             let task = claimed.task;
             let tool = toolbox_core::args::echo(&task.tool).to_string();
+            if task.cancel_requested {
+                // The client cancelled it before its runner stopped: it
+                // ends as the cancel asked, and is not run again.
+                tracing::warn!(target: "toolbox::mcp", task = %task.id, %tool, %stopped, replica = %self.replica, "the replica running a cancelled task stopped: the task ends cancelled");
+                self.finish(&task.id, TaskOutcome::Cancelled).await;
+                continue;
+            }
             if task.idempotent && task.attempts <= MAX_ATTEMPTS {
                 tracing::warn!(target: "toolbox::mcp", task = %task.id, %tool, %stopped, replica = %self.replica, attempt = task.attempts, "the replica running a task stopped: its idempotent tool runs again here");
                 let cancel = CancellationToken::new();
