@@ -115,6 +115,9 @@ struct Running {
     url: String,
     gate: Arc<tokio::sync::watch::Sender<bool>>,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// How many of the next `tasks/get` requests are answered 502 (a
+    /// balancer whose replica went away).
+    bad_gateway: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Running {
@@ -152,16 +155,31 @@ async fn start() -> Running {
         );
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let record = seen.clone();
+    let bad_gateway: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+    let fails = bad_gateway.clone();
     let router =
         axum::Router::new()
             .nest_service("/mcp", service)
             .layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| {
                     let record = record.clone();
+                    let fails = fails.clone();
                     async move {
                         let (parts, body) = request.into_parts();
                         let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
                         if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                            if message["method"] == "tasks/get"
+                                && fails
+                                    .fetch_update(
+                                        std::sync::atomic::Ordering::SeqCst,
+                                        std::sync::atomic::Ordering::SeqCst,
+                                        |n| n.checked_sub(1),
+                                    )
+                                    .is_ok()
+                            {
+                                use axum::response::IntoResponse as _;
+                                return axum::http::StatusCode::BAD_GATEWAY.into_response();
+                            }
                             if let Some(method) = message["method"].as_str() {
                                 record.lock().unwrap().push(Seen {
                                     method: method.to_owned(),
@@ -186,7 +204,12 @@ async fn start() -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });
-    Running { url, gate, seen }
+    Running {
+        url,
+        gate,
+        seen,
+        bad_gateway,
+    }
 }
 
 /// A journal file of this test's own.
@@ -827,4 +850,50 @@ async fn two_resumes_of_one_task_end_it_once() {
         ["start slow c1", "end slow c1: slow done"]
     );
     let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_poll_answered_502_is_asked_again() {
+    // One failed tasks/get (a balancer's 502 while a replica stops) ended
+    // the call with a transport error and cancelled the task.
+    let server = start().await;
+    let remote = connect(&server.url, None).await;
+    server
+        .bad_gateway
+        .store(2, std::sync::atomic::Ordering::SeqCst);
+    let (handler, events) = recording();
+    let call = {
+        let handler = handler.clone();
+        async move {
+            let ctx = Context::new().with_call_id("call-1");
+            remote.call("slow", &json!({}), &ctx, &handler).await
+        }
+    };
+    let opener = async {
+        for _ in 0..1000 {
+            if server.bad_gateway.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        server.open_gate();
+    };
+    let (response, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(call, opener)
+    })
+    .await
+    .expect("the call ends within 20 s");
+    assert_eq!(response.content, "slow done", "{events:?}");
+    assert_eq!(
+        server.bad_gateway.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "two polls were answered 502"
+    );
+    assert!(
+        !server
+            .task_requests()
+            .iter()
+            .any(|s| s.method == "tasks/cancel"),
+        "the task was not cancelled"
+    );
 }

@@ -164,6 +164,34 @@ fn interval(task: &Task) -> Duration {
         .clamp(MIN_POLL, MAX_POLL)
 }
 
+/// How many polls of a task in a row may fail in transport (a balancer's
+/// 502 while a replica stops, a dropped connection) before the call ends.
+const POLL_RETRIES: u32 = 3;
+
+/// `tasks/get` of `task_id`, asked again after `wait` while it fails in
+/// transport (it changes nothing on the server); an answer of the server's
+/// (an unknown task) is not asked again.
+async fn get(
+    peer: &Peer<RoleClient>,
+    task_id: &str,
+    wait: Duration,
+) -> Result<rmcp::model::GetTaskResult, ToolError> {
+    let mut failed = 0;
+    loop {
+        match peer.get_task(GetTaskParams::new(task_id.to_owned())).await {
+            Ok(polled) => return Ok(polled),
+            Err(error) => match service_error(error) {
+                error @ ToolError::Transport { .. } if failed < POLL_RETRIES => {
+                    failed += 1;
+                    tracing::debug!(target: "toolbox::mcp", task = %task_id, error = %error.report(), failed, "a poll of the task failed; it is asked again");
+                    tokio::time::sleep(wait).await;
+                }
+                error => return Err(error),
+            },
+        }
+    }
+}
+
 /// Drives `task`, the server's answer to a `tools/call` of `tool`, to its
 /// end: its result, or an error naming the task and what ended it. A task
 /// the journal keeps (`tracking`) is marked ended there when the call
@@ -219,10 +247,7 @@ async fn poll(
             }
         }
         tokio::time::sleep(interval(&task)).await;
-        let polled = peer
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .map_err(service_error)?;
+        let polled = get(peer, &task_id, interval(&task)).await?;
         let detailed = polled.task;
         task = detailed.task;
         statuses.polled(&task, progress);
