@@ -226,6 +226,8 @@ async fn poll(
 ) -> Result<CallToolResult, ToolError> {
     let started = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
     let task_id = task.task_id.clone();
+    // The server's id as texts show it (a hostile one is cut and escaped).
+    let shown = toolbox_core::args::echo(&task_id).into_owned();
     tracing::debug!(target: "toolbox::mcp", tool, task = %task_id, "the MCP server runs the call as a task");
     let mut abandon = Abandon {
         peer: peer.clone(),
@@ -242,7 +244,7 @@ async fn poll(
                 // The server may have dropped it; nothing is cancelled.
                 abandon.task_id = None;
                 return Err(ToolError::failed(format!(
-                    "the MCP server's task `{task_id}` for `{tool}` did not finish within its ttl of {ttl:?}; its result is gone"
+                    "the MCP server's task `{shown}` for `{tool}` did not finish within its ttl of {ttl:?}; its result is gone"
                 )));
             }
         }
@@ -264,7 +266,7 @@ async fn poll(
                 abandon.task_id = None;
                 return serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
                     ToolError::failed(format!(
-                        "the MCP server's task `{task_id}` for `{tool}` completed with a result that is not a tool result: {e}"
+                        "the MCP server's task `{shown}` for `{tool}` completed with a result that is not a tool result: {e}"
                     ))
                 });
             }
@@ -278,14 +280,14 @@ async fn poll(
                 return Err(ToolError::failed(match code {
                     Some(code) => format!("MCP error {code}: {message}"),
                     None => {
-                        format!("the MCP server's task `{task_id}` for `{tool}` failed: {message}")
+                        format!("the MCP server's task `{shown}` for `{tool}` failed: {message}")
                     }
                 }));
             }
             TaskPayload::Cancelled => {
                 abandon.task_id = None;
                 return Err(ToolError::failed(format!(
-                    "the MCP server cancelled its task `{task_id}` for `{tool}`{}",
+                    "the MCP server cancelled its task `{shown}` for `{tool}`{}",
                     task.status_message
                         .as_deref()
                         .map(|m| format!(": {m}"))
@@ -308,7 +310,7 @@ async fn poll(
                     );
                     let value = answer(request, context).await.map_err(|e| {
                         ToolError::failed(format!(
-                            "the MCP server's task `{task_id}` for `{tool}` asked for input (`{key}`), and the application's handler failed: {}",
+                            "the MCP server's task `{shown}` for `{tool}` asked for input (`{key}`), and the application's handler failed: {}",
                             e.message
                         ))
                     })?;
@@ -324,7 +326,7 @@ async fn poll(
             _ if task.status.is_terminal() => {
                 abandon.task_id = None;
                 return Err(ToolError::failed(format!(
-                    "the MCP server's task `{task_id}` for `{tool}` ended as {:?}",
+                    "the MCP server's task `{shown}` for `{tool}` ended as {:?}",
                     task.status
                 )));
             }
