@@ -443,6 +443,9 @@ struct SlowStore {
     inner: MemoryTaskStore,
     fail: AtomicBool,
     frozen: AtomicBool,
+    /// When set, `wait_cancel` answers once it opens (a cancel's
+    /// notification arriving as the gate opens).
+    cancel_gate: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 #[async_trait::async_trait]
@@ -501,6 +504,15 @@ impl TaskStore for SlowStore {
     async fn cancel_requested(&self, id: &str) -> StoreResult<bool> {
         self.inner.cancel_requested(id).await
     }
+    async fn wait_cancel(&self, id: &str, poll: Duration) -> StoreResult<()> {
+        match &self.cancel_gate {
+            Some(gate) => {
+                let _ = gate.clone().wait_for(|open| *open).await;
+                Ok(())
+            }
+            None => self.inner.wait_cancel(id, poll).await,
+        }
+    }
     async fn list(&self, owner: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
         self.inner.list(owner).await
     }
@@ -532,6 +544,7 @@ async fn create_task_result_goes_out_only_once_the_task_is_stored() {
         inner: MemoryTaskStore::new(),
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
+        cancel_gate: None,
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
@@ -573,6 +586,7 @@ async fn a_server_never_takes_over_a_task_it_still_runs() {
         inner: MemoryTaskStore::new(),
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(true),
+        cancel_gate: None,
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
@@ -778,4 +792,53 @@ async fn a_cancelled_task_whose_server_stopped_ends_cancelled_and_is_not_run_aga
         );
     }
     assert_eq!(seen.starts.load(Ordering::SeqCst), 0, "no tool ran again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_ended_as_the_cancel_came_keeps_its_result() {
+    // The runner's select! took its branches in random order: a call that
+    // had ended with its result when the cancel's notification came in
+    // the same wake-up ended the task `cancelled` half the time, its
+    // result lost.
+    let gate = tokio::sync::watch::channel(false).0;
+    let store = Arc::new(SlowStore {
+        inner: MemoryTaskStore::new(),
+        fail: AtomicBool::new(false),
+        frozen: AtomicBool::new(false),
+        cancel_gate: Some(gate.subscribe()),
+    });
+    let opens = gate.subscribe();
+    let tools = FnToolBox::new([tool_fn("gated", "Ends when the gate opens", move |_: ()| {
+        let mut open = opens.clone();
+        async move {
+            let _ = open.wait_for(|open| *open).await;
+            "gated done"
+        }
+    })
+    .task(TaskSupport::Optional)])
+    .unwrap();
+    let served = serve_http(
+        McpServer::new(tools, "replica")
+            .task_store(store.clone())
+            .task_lease(LEASE),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to = client(&served.url(), None).await;
+    let mut ids = Vec::new();
+    for _ in 0..12 {
+        ids.push(create(&to, "gated").await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for id in &ids {
+        store.request_cancel(id, None).await.unwrap();
+    }
+    // One wake-up: each tool ends and each runner hears of the cancel.
+    gate.send_replace(true);
+    for id in &ids {
+        let ended = serde_json::to_value(until_terminal(&to, id).await).unwrap();
+        assert_eq!(ended["status"], "completed", "{ended}");
+        assert_eq!(ended["result"]["content"][0]["text"], "gated done");
+    }
 }

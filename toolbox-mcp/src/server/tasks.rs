@@ -240,6 +240,9 @@ impl Tasks {
             let (mut cancelled, mut lost) = (false, false);
             let outcome = loop {
                 tokio::select! {
+                    // A call that has ended keeps its answer, whatever
+                    // else woke the runner with it (a cancel, a renewal).
+                    biased;
                     answer = &mut call => break match (lost, cancelled) {
                         (true, _) => None,
                         (false, true) => Some(TaskOutcome::Cancelled),
