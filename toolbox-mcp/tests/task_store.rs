@@ -446,6 +446,21 @@ struct SlowStore {
     /// When set, `wait_cancel` answers once it opens (a cancel's
     /// notification arriving as the gate opens).
     cancel_gate: Option<tokio::sync::watch::Receiver<bool>>,
+    /// When set, the reads a client's requests make fail.
+    fail_reads: AtomicBool,
+}
+
+impl SlowStore {
+    fn failing(&self, what: &str) -> StoreResult<()> {
+        if self.fail_reads.load(Ordering::SeqCst) {
+            return Err(TaskStoreError::Backend {
+                store: "slow",
+                message: format!("{what}: the backend is unreachable"),
+                source: None,
+            });
+        }
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]
@@ -465,6 +480,7 @@ impl TaskStore for SlowStore {
         self.inner.create(task).await
     }
     async fn get(&self, id: &str, owner: Option<&str>) -> StoreResult<TaskRecord> {
+        self.failing(&format!("reading task {id}"))?;
         self.inner.get(id, owner).await
     }
     async fn get_any(&self, id: &str) -> StoreResult<TaskRecord> {
@@ -499,6 +515,7 @@ impl TaskStore for SlowStore {
         self.inner.take_answer(id, key).await
     }
     async fn request_cancel(&self, id: &str, owner: Option<&str>) -> StoreResult<()> {
+        self.failing(&format!("recording the cancel of task {id}"))?;
         self.inner.request_cancel(id, owner).await
     }
     async fn cancel_requested(&self, id: &str) -> StoreResult<bool> {
@@ -545,6 +562,7 @@ async fn create_task_result_goes_out_only_once_the_task_is_stored() {
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
         cancel_gate: None,
+        fail_reads: AtomicBool::new(false),
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
@@ -587,6 +605,7 @@ async fn a_server_never_takes_over_a_task_it_still_runs() {
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(true),
         cancel_gate: None,
+        fail_reads: AtomicBool::new(false),
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
@@ -806,6 +825,7 @@ async fn a_tool_that_ended_as_the_cancel_came_keeps_its_result() {
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
         cancel_gate: Some(gate.subscribe()),
+        fail_reads: AtomicBool::new(false),
     });
     let opens = gate.subscribe();
     let tools = FnToolBox::new([tool_fn("gated", "Ends when the gate opens", move |_: ()| {
@@ -841,4 +861,46 @@ async fn a_tool_that_ended_as_the_cancel_came_keeps_its_result() {
         assert_eq!(ended["status"], "completed", "{ended}");
         assert_eq!(ended["result"]["content"][0]["text"], "gated done");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_fails_mid_task_is_named_to_the_client() {
+    let slow = Arc::new(SlowStore {
+        inner: MemoryTaskStore::new(),
+        fail: AtomicBool::new(false),
+        frozen: AtomicBool::new(false),
+        cancel_gate: None,
+        fail_reads: AtomicBool::new(false),
+    });
+    let store: Arc<dyn TaskStore> = slow.clone();
+    let served = serve_http(replica(store, "replica-a", Arc::default()), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let to = client(&served.url(), None).await;
+    let id = create(&to, "quick").await;
+    slow.fail_reads.store(true, Ordering::SeqCst);
+    let read = to
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        read.contains(&format!(
+            "the task store `slow` failed: reading task {id}: the backend is unreachable"
+        )),
+        "{read}"
+    );
+    let cancel = to
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        cancel.contains("the task store `slow` failed: recording the cancel of task"),
+        "{cancel}"
+    );
+    // The store back: the task ran on, and ended with its result.
+    slow.fail_reads.store(false, Ordering::SeqCst);
+    let done = serde_json::to_value(until_terminal(&to, &id).await).unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
 }
