@@ -319,11 +319,9 @@ impl ToolIndex {
             .filter(|(_, s)| **s > 0.0)
             .map(|(d, s)| {
                 let name = &self.name_words[d];
-                // `terms` is sorted: a name word is looked up, not compared
-                // with every term (a long query has many, and so do tools).
                 let covered = name
                     .iter()
-                    .filter(|w| terms.binary_search_by(|(t, _)| t.cmp(*w)).is_ok())
+                    .filter(|w| terms.iter().any(|(t, _)| t == *w))
                     .count();
                 let cover = covered as f32 / name.len().max(asked).max(1) as f32;
                 (d as u32, *s * (1.0 + NAME_COVER * cover))
