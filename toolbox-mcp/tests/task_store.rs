@@ -110,6 +110,13 @@ fn replica(store: Arc<dyn TaskStore>, id: &str, seen: Arc<Seen>) -> McpServer<Fn
         .task_lease(LEASE)
 }
 
+/// A replica named `id` on `store`, served over HTTP on 127.0.0.1.
+async fn serve_replica(store: Arc<dyn TaskStore>, id: &str, seen: Arc<Seen>) -> HttpServer {
+    serve_http(replica(store, id, seen), "127.0.0.1:0")
+        .await
+        .unwrap()
+}
+
 type Client = RunningService<RoleClient, ClientConfig>;
 
 /// A `2026-07-28` client (no session: every request stands alone, as
@@ -184,18 +191,8 @@ async fn on_own_runtime(server: McpServer<FnToolBox>) -> (tokio::runtime::Runtim
 async fn two_servers_on_one_store_answer_each_others_tasks() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     let seen = Arc::new(Seen::default());
-    let a = serve_http(
-        replica(store.clone(), "replica-a", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
-    let b = serve_http(
-        replica(store.clone(), "replica-b", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let a = serve_replica(store.clone(), "replica-a", seen.clone()).await;
+    let b = serve_replica(store.clone(), "replica-b", seen.clone()).await;
     let (to_a, to_b) = (client(&a.url(), None).await, client(&b.url(), None).await);
     let id = create(&to_a, "quick").await;
     // B knows the task from its first poll: the record was stored before
@@ -222,18 +219,8 @@ async fn two_servers_on_one_store_answer_each_others_tasks() {
 async fn a_cancel_through_the_other_server_reaches_the_running_call() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     let seen = Arc::new(Seen::default());
-    let a = serve_http(
-        replica(store.clone(), "replica-a", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
-    let b = serve_http(
-        replica(store.clone(), "replica-b", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let a = serve_replica(store.clone(), "replica-a", seen.clone()).await;
+    let b = serve_replica(store.clone(), "replica-b", seen.clone()).await;
     let (to_a, to_b) = (client(&a.url(), None).await, client(&b.url(), None).await);
     let id = create(&to_a, "hold").await;
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -261,12 +248,7 @@ async fn a_task_whose_server_stopped_fails_naming_it() {
     let (runtime, a) =
         on_own_runtime(replica(store.clone(), "replica-a", seen.clone()).task_lease(SHORT_LEASE))
             .await;
-    let b = serve_http(
-        replica(store.clone(), "replica-b", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let b = serve_replica(store.clone(), "replica-b", seen.clone()).await;
     let to_a = client(&a.url(), None).await;
     let id = create(&to_a, "hold").await;
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -315,12 +297,7 @@ async fn an_idempotent_task_whose_server_stopped_runs_again_elsewhere() {
     let (runtime, a) =
         on_own_runtime(replica(store.clone(), "replica-a", seen.clone()).task_lease(SHORT_LEASE))
             .await;
-    let b = serve_http(
-        replica(store.clone(), "replica-b", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let b = serve_replica(store.clone(), "replica-b", seen.clone()).await;
     let to_a = client(&a.url(), None).await;
     let id = create(&to_a, "again").await;
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -566,12 +543,7 @@ async fn create_task_result_goes_out_only_once_the_task_is_stored() {
     });
     let store: Arc<dyn TaskStore> = slow.clone();
     let seen = Arc::new(Seen::default());
-    let a = serve_http(
-        replica(store.clone(), "replica-a", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let a = serve_replica(store.clone(), "replica-a", seen.clone()).await;
     let to_a = client(&a.url(), None).await;
     let started = std::time::Instant::now();
     let id = create(&to_a, "quick").await;
@@ -788,12 +760,7 @@ async fn a_cancelled_task_whose_server_stopped_ends_cancelled_and_is_not_run_aga
         ids.push(record.id);
     }
     let seen = Arc::new(Seen::default());
-    let _served = serve_http(
-        replica(store.clone(), "replica-b", seen.clone()),
-        "127.0.0.1:0",
-    )
-    .await
-    .unwrap();
+    let _served = serve_replica(store.clone(), "replica-b", seen.clone()).await;
     for id in &ids {
         let mut record = store.get_any(id).await.unwrap();
         for _ in 0..500 {
