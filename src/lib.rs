@@ -75,6 +75,57 @@
 
 pub use toolbox_core::*;
 
+// The contract's names kept at this root as they always were (the core
+// crate files them under `dispatch` and `spec`).
+pub use toolbox_core::dispatch::{BoxFuture, DispatchFuture, DispatchResult};
+pub use toolbox_core::spec::{Namespace, TaskSupport, ToolUi};
+
+/// What each provider is told and what it sends back (the
+/// `toolbox-provider` crate).
+pub mod provider {
+    #[doc(inline)]
+    pub use toolbox_provider::*;
+}
+
+/// Code the providers run themselves, and who may call a tool (the
+/// `toolbox-provider` crate).
+pub mod program {
+    #[doc(inline)]
+    pub use toolbox_provider::program::*;
+}
+
+/// The tool catalogue: search, namespaces, deferred tools (the
+/// `toolbox-catalog` crate).
+pub mod catalog {
+    #[doc(inline)]
+    pub use toolbox_catalog::*;
+}
+
+/// A model turn's tool calls, run (the `toolbox-turn` crate).
+pub mod turn {
+    #[doc(inline)]
+    pub use toolbox_turn::*;
+}
+
+/// The code mode (the `toolbox-code` crate).
+pub mod code {
+    #[doc(inline)]
+    pub use toolbox_code::*;
+}
+
+/// Surface checks and the surface lock (the `toolbox-surface` crate).
+pub mod testing {
+    #[doc(inline)]
+    pub use toolbox_surface::*;
+}
+
+#[doc(hidden)]
+pub mod macro_support {
+    //! Support for generated code; not a public API.
+    pub use toolbox_core::macro_support::*;
+    pub use toolbox_surface::macro_support::*;
+}
+
 /// One tool call as a provider or an MCP client sends it (also
 /// `toolbox::args::ToolCall` and in the prelude).
 pub use toolbox_core::args::ToolCall;

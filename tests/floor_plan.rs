@@ -1,19 +1,148 @@
 //! The floor plan of every library crate of the workspace, read from its
-//! source: files reach their siblings by module path (never through the
-//! crate root's re-exports), and a crate's top-level modules import each
-//! other without loops.
+//! source and manifests: the crates depend on each other as declared in
+//! [`CRATE_GRAPH`] (never on one above them), files reach their siblings by
+//! module path (never through the crate root's re-exports), a crate's
+//! top-level modules import each other without loops, and toolbox-core
+//! stays the small contract the others build on.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The crates whose floor plan is checked.
-const CRATES: [&str; 4] = [
+const CRATES: [&str; 9] = [
     "toolbox-core",
+    "toolbox-provider",
+    "toolbox-catalog",
+    "toolbox-turn",
+    "toolbox-code",
+    "toolbox-surface",
     "toolbox-registry",
     "toolbox-mcp",
     "toolbox-macros",
 ];
+
+/// Which workspace crate may use which (its `[dependencies]`), bottom up:
+/// a crate names only crates listed before it. toolbox-core is the tool
+/// contract and the lifecycle; the model-facing families sit above it,
+/// each in its own crate; the facade (`toolbox-sdk`) re-exports them all.
+const CRATE_GRAPH: [(&str, &[&str]); 10] = [
+    ("toolbox-macros", &[]),
+    ("toolbox-core", &[]),
+    ("toolbox-provider", &["toolbox-core"]),
+    ("toolbox-catalog", &["toolbox-core", "toolbox-provider"]),
+    (
+        "toolbox-turn",
+        &["toolbox-core", "toolbox-provider", "toolbox-catalog"],
+    ),
+    (
+        "toolbox-code",
+        &[
+            "toolbox-core",
+            "toolbox-provider",
+            "toolbox-catalog",
+            "toolbox-turn",
+        ],
+    ),
+    ("toolbox-surface", &["toolbox-core", "toolbox-provider"]),
+    ("toolbox-registry", &["toolbox-core"]),
+    (
+        "toolbox-mcp",
+        &["toolbox-core", "toolbox-provider", "toolbox-surface"],
+    ),
+    (
+        "toolbox-sdk",
+        &[
+            "toolbox-core",
+            "toolbox-provider",
+            "toolbox-catalog",
+            "toolbox-turn",
+            "toolbox-code",
+            "toolbox-surface",
+            "toolbox-macros",
+            "toolbox-registry",
+            "toolbox-mcp",
+        ],
+    ),
+];
+
+/// The workspace crates a manifest's `section` (`dependencies`,
+/// `dev-dependencies`) names.
+fn workspace_deps(manifest: &str, section: &str) -> BTreeSet<String> {
+    let header = format!("[{section}]");
+    let mut names = BTreeSet::new();
+    let mut inside = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == header;
+        } else if inside && line.starts_with("toolbox") {
+            let name = line.split([' ', '=']).next().unwrap_or_default();
+            // `toolbox = { package = "toolbox-sdk", .. }`: the facade.
+            let name = match line.split_once("package = \"") {
+                Some((_, rest)) => rest.split('"').next().unwrap_or(name),
+                None => name,
+            };
+            names.insert(name.to_owned());
+        }
+    }
+    names
+}
+
+fn manifest(krate: &str) -> String {
+    let dir = match krate {
+        "toolbox-sdk" => String::new(),
+        other => format!("{other}/"),
+    };
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{dir}Cargo.toml")))
+        .unwrap()
+}
+
+#[test]
+fn the_crates_depend_on_each_other_as_declared() {
+    let mut wrong = Vec::new();
+    for (at, (krate, allowed)) in CRATE_GRAPH.iter().enumerate() {
+        let below: BTreeSet<&str> = CRATE_GRAPH[..at].iter().map(|(name, _)| *name).collect();
+        for name in *allowed {
+            assert!(
+                below.contains(name),
+                "CRATE_GRAPH lets {krate} use {name}, which is not below it"
+            );
+        }
+        let manifest = manifest(krate);
+        let uses = workspace_deps(&manifest, "dependencies");
+        let declared: BTreeSet<String> = allowed.iter().map(|name| name.to_string()).collect();
+        if uses != declared {
+            wrong.push(format!("{krate} uses {uses:?}, declared {declared:?}"));
+        }
+        // Tests may use what is below, and the macros (a leaf); the
+        // macros' own doc tests use the facade.
+        for name in workspace_deps(&manifest, "dev-dependencies") {
+            let fine = below.contains(name.as_str())
+                || name == "toolbox-macros"
+                || (*krate == "toolbox-macros" && name == "toolbox-sdk");
+            if !fine {
+                wrong.push(format!("{krate}'s tests use {name}, which sits above it"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "the crate graph:\n{}", wrong.join("\n"));
+    let listed: BTreeSet<&str> = CRATE_GRAPH.iter().map(|(name, _)| *name).collect();
+    for krate in CRATES {
+        assert!(listed.contains(krate), "{krate} is not in CRATE_GRAPH");
+    }
+}
+
+#[test]
+fn the_crate_graph_reader_sees_each_form() {
+    let manifest = "[dependencies]\ntoolbox-core = { workspace = true }\nserde = \"1\"\n\n[dev-dependencies]\ntoolbox = { package = \"toolbox-sdk\", path = \"..\" }\n";
+    let names = |section| {
+        workspace_deps(manifest, section)
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names("dependencies"), ["toolbox-core"]);
+    assert_eq!(names("dev-dependencies"), ["toolbox-sdk"]);
+}
 
 fn crate_src(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name).join("src")
@@ -138,11 +267,34 @@ fn plan(krate: &str) -> Plan {
                 .collect::<Vec<_>>()
         })
         .collect();
+    // Items defined in lib.rs itself (a crate whose root module is its
+    // main concept, as `Provider` is toolbox-provider's) are reached by
+    // their one path.
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
+    let defined: BTreeSet<String> = lib
+        .lines()
+        .map(str::trim_start)
+        .filter_map(|line| {
+            let rest = line
+                .strip_prefix("pub ")
+                .or_else(|| line.strip_prefix("pub(crate) "))?;
+            let (_, name) = [
+                "enum ", "struct ", "fn ", "trait ", "type ", "const ", "static ",
+            ]
+            .iter()
+            .find_map(|kind| rest.strip_prefix(kind).map(|name| (kind, name)))?;
+            Some(
+                name.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect(),
+            )
+        })
+        .collect();
     for (module, path) in files {
         let text = fs::read_to_string(&path).unwrap();
         let shown = format!("{krate}/src/{}", path.strip_prefix(&src).unwrap().display());
         for (line, name) in crate_paths(&text) {
-            if macros.contains(&name) {
+            if macros.contains(&name) || defined.contains(&name) {
                 continue;
             }
             if modules.contains(&name) {
@@ -223,13 +375,22 @@ fn no_crate_has_an_import_loop() {
 #[test]
 fn every_crate_is_read() {
     for krate in CRATES {
-        let (modules, _) = modules(&crate_src(krate));
-        assert!(
-            modules.len() > 3,
-            "{krate}: the reader found only {modules:?} in lib.rs"
+        let src = crate_src(krate);
+        let (modules, _) = modules(&src);
+        // Each file or folder beside lib.rs is a module the reader found.
+        let on_disk: BTreeSet<String> = fs::read_dir(&src)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.is_dir() || path.extension().is_some_and(|e| e == "rs"))
+            .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+            .filter(|name| name != "lib")
+            .collect();
+        assert_eq!(
+            modules, on_disk,
+            "{krate}: the reader's modules against src/"
         );
         assert!(
-            !plan(krate).edges.is_empty(),
+            modules.len() < 4 || !plan(krate).edges.is_empty(),
             "{krate}: no import between modules was read"
         );
     }
@@ -408,4 +569,86 @@ fn every_test_file_is_built() {
             "built by no test target (add it to tests/integration.rs as a module, or a [[test]] to Cargo.toml): {left_out:?}"
         );
     }
+}
+
+/// The lines of code of a crate's library (see [`lines_of_code`]; files of
+/// unit tests aside).
+fn crate_lines(krate: &str) -> usize {
+    rs_files(&crate_src(krate))
+        .iter()
+        .filter(|path| path.file_name().is_some_and(|name| name != "tests.rs"))
+        .map(|path| lines_of_code(&fs::read_to_string(path).unwrap()))
+        .sum()
+}
+
+#[test]
+fn toolbox_core_stays_the_small_contract() {
+    let core = crate_lines("toolbox-core");
+    let all: usize = CRATES.iter().map(|krate| crate_lines(krate)).sum();
+    assert!(
+        core <= 10_000,
+        "toolbox-core holds {core} lines of code (at most 10,000): move what speaks to models into the crates above it"
+    );
+    assert!(
+        core * 100 <= all * 35,
+        "toolbox-core holds {core} of the library crates' {all} lines of code, over 35 %"
+    );
+    // No model-facing family and no optional heavy dependency in it.
+    let (modules, _) = modules(&crate_src("toolbox-core"));
+    for family in ["provider", "catalog", "turn", "code", "program", "testing"] {
+        assert!(
+            !modules.contains(family),
+            "toolbox-core has a `{family}` module again"
+        );
+    }
+    let manifest = manifest("toolbox-core");
+    for heavy in ["candle", "tokenizers", "rquickjs", "rayon"] {
+        assert!(
+            !manifest.contains(heavy),
+            "toolbox-core depends on {heavy} again"
+        );
+    }
+}
+
+/// The items a crate root re-exports with `pub use` at its top level: the
+/// names a reader of its front page meets (modules, inline modules' own
+/// items and re-exported crates such as `serde` aside).
+fn root_items(lib: &str) -> BTreeSet<String> {
+    // Only the top level: inline modules' bodies left out.
+    let (mut depth, mut top) = (0usize, String::new());
+    for line in lib.lines() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        if depth == 0 {
+            top.push_str(line);
+            top.push('\n');
+        }
+        depth += line.matches('{').count();
+        depth -= line.matches('}').count().min(depth);
+    }
+    let modules: BTreeSet<String> = root_names(&top)
+        .into_iter()
+        .filter(|name| top.contains(&format!("pub mod {name}")))
+        .collect();
+    root_names(&top)
+        .into_iter()
+        .filter(|name| !modules.contains(name))
+        .filter(|name| !["serde", "serde_json", "schemars"].contains(&name.as_str()))
+        .collect()
+}
+
+#[test]
+fn toolbox_core_root_names_at_most_25_items() {
+    let lib = fs::read_to_string(crate_src("toolbox-core").join("lib.rs")).unwrap();
+    let names = root_items(&lib);
+    assert!(
+        names.contains("ToolBox") && names.contains("ToolResponse") && names.contains("Context"),
+        "the reader missed the contract's names: {names:?}"
+    );
+    assert!(
+        names.len() <= 25,
+        "toolbox-core's root re-exports {} items (at most 25): {names:?}",
+        names.len()
+    );
 }

@@ -3,14 +3,14 @@
 //! `response-types`, so no HTTP client comes with it).
 //!
 //! - Definitions: what toolbox lowered for OpenAI ([`Provider::definitions`],
-//!   or [`TurnRunner::definitions`](toolbox_core::turn::TurnRunner::definitions)
+//!   or [`TurnRunner::definitions`](crate::turn::TurnRunner::definitions)
 //!   with a catalogue: namespaces, `defer_loading`, `tool_search`) as
 //!   [`ChatCompletionTools`] or Responses [`Tool`]s: [`chat_tools`],
 //!   [`response_tools`].
 //! - Calls: read from the typed response, without writing it back to
 //!   JSON: [`chat_calls`], [`response_calls`]. They are the calls
 //!   [`Provider::parse_response`] reads from the response's bytes, so they
-//!   go to [`TurnRunner::run`](toolbox_core::turn::TurnRunner::run) as they are.
+//!   go to [`TurnRunner::run`](crate::turn::TurnRunner::run) as they are.
 //! - Results: the typed messages that carry them back: [`chat_messages`],
 //!   [`response_items`].
 //! - Programmatic tool calling: each call's caller is read
@@ -56,14 +56,14 @@
 //! # }).unwrap();
 //! ```
 
+use crate::program::{Caller, ProgramState};
+use crate::provider::{Answered, Provider};
 use async_openai::types::chat::{
     ChatCompletionMessageToolCalls, ChatCompletionRequestMessage, ChatCompletionTools,
     CreateChatCompletionResponse,
 };
 use async_openai::types::responses::{InputItem, OutputItem, Response, Tool, ToolCallCaller};
 use toolbox_core::args::ToolCall;
-use toolbox_core::program::{Caller, ProgramState};
-use toolbox_core::provider::{Answered, Provider};
 use toolbox_core::serde_json::{self, Value};
 
 use super::{each, BridgeError};
@@ -125,7 +125,7 @@ pub fn chat_calls(response: &CreateChatCompletionResponse) -> Vec<ToolCall> {
 /// The calls of a Responses response, as [`Provider::parse_response`]
 /// reads them from its body: each `function_call` (its namespace is not
 /// part of toolbox's name) and each client-executed `tool_search_call`,
-/// which a [`Catalog`](toolbox_core::catalog::Catalog) answers.
+/// which a [`Catalog`](crate::catalog::Catalog) answers.
 pub fn response_calls(response: &Response) -> Vec<ToolCall> {
     response
         .output

@@ -3,8 +3,8 @@
 //!
 //! genai fronts several providers, and each reads a tool's schema in its
 //! own dialect, so the definitions are the ones toolbox lowered for the
-//! provider behind the model ([`Provider::definitions`](toolbox_core::provider::Provider::definitions), or
-//! [`TurnRunner::definitions`](toolbox_core::turn::TurnRunner::definitions)):
+//! provider behind the model ([`Provider::definitions`](crate::provider::Provider::definitions), or
+//! [`TurnRunner::definitions`](crate::turn::TurnRunner::definitions)):
 //! [`tools`] turns them into genai [`Tool`]s, strict where they are.
 //! [`calls`] reads a [`ChatResponse`]'s tool calls for the turn runner, and
 //! [`responses`] builds the [`ToolResponse`]s that carry the results back
@@ -46,9 +46,9 @@
 //! # }).unwrap();
 //! ```
 
+use crate::provider::Answered;
 use genai::chat::{ChatResponse, Tool, ToolResponse};
 use toolbox_core::args::ToolCall;
-use toolbox_core::provider::Answered;
 use toolbox_core::serde_json::{json, Map, Value};
 
 use super::BridgeError;
@@ -137,7 +137,7 @@ fn empty_object() -> Value {
 
 /// One genai tool call as toolbox's: its id, name and arguments (a value
 /// genai already parsed), and Gemini's thought signature where genai kept
-/// one, so [`gemini_model_turn`](toolbox_core::provider::gemini_model_turn)
+/// one, so [`gemini_model_turn`](crate::provider::gemini_model_turn)
 /// echoes it.
 pub fn call(call: &genai::chat::ToolCall) -> ToolCall {
     let mut ours = ToolCall::new(call.fn_name.as_str(), call.fn_arguments.clone())
@@ -155,7 +155,7 @@ pub fn calls(response: &ChatResponse) -> Vec<ToolCall> {
 
 /// genai [`ToolResponse`]s for the results, one per call in the order
 /// given, each with its call's id (`call_{i}` where the call had none, as
-/// [`Provider::result_messages`](toolbox_core::provider::Provider::result_messages)
+/// [`Provider::result_messages`](crate::provider::Provider::result_messages)
 /// does) and name, and the text the model reads. A failed call's text is
 /// its error, as toolbox wrote it for the model.
 pub fn responses<R: Answered>(results: &[R]) -> Vec<ToolResponse> {

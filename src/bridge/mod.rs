@@ -21,7 +21,7 @@ pub mod rig;
 
 use std::fmt;
 
-use toolbox_core::provider::ProviderError;
+use crate::provider::ProviderError;
 #[cfg(feature = "async-openai")]
 use toolbox_core::{serde::de::DeserializeOwned, serde_json::Value};
 

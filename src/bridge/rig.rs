@@ -39,10 +39,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::provider::Provider;
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolErrorKind as RigKind, ToolExecutionError, ToolOutput};
 use toolbox_core::args::ToolCall;
-use toolbox_core::provider::Provider;
 use toolbox_core::{Context, ToolBox, ToolBoxExt, ToolErrorKind, ToolHandler, ToolSpecification};
 
 use super::BridgeError;
@@ -76,7 +76,7 @@ impl RigTools {
     /// Lowers each schema for the provider rig sends the tools to, and
     /// undoes in each call what lowering changed in meaning
     /// ([`Provider::normalize_call`]), as
-    /// [`TurnRunner::provider`](toolbox_core::turn::TurnRunner::provider) does.
+    /// [`TurnRunner::provider`](crate::turn::TurnRunner::provider) does.
     pub fn provider(mut self, provider: Provider) -> Self {
         self.provider = Some(provider);
         self

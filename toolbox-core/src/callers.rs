@@ -1,6 +1,6 @@
 //! Who may call a tool ([`Callers`], on each specification) and who made a
 //! call ([`Caller`], on each call): the model directly, or code the model
-//! wrote. Re-exported by [`program`](crate::program), where the providers'
+//! wrote. Re-exported by `toolbox::program`, where the providers'
 //! programmatic tool calling is described.
 
 use serde::{Deserialize, Serialize};
@@ -143,7 +143,8 @@ impl Caller {
     /// A provider's `caller` object: `{"type": "direct"}`, Anthropic's
     /// `{"type": "code_execution_…", "tool_id"}`, OpenAI's `{"type":
     /// "program", "caller_id"}`. `None` for anything without a `type`.
-    pub(crate) fn from_wire(value: &Value) -> Option<Caller> {
+    #[doc(hidden)]
+    pub fn from_wire(value: &Value) -> Option<Caller> {
         let kind = value.get("type")?.as_str()?;
         if kind == "direct" {
             return Some(Caller::Direct);

@@ -1,4 +1,5 @@
-//! The future raw dispatch returns: a result that is already there (no
+//! What raw dispatch returns ([`ToolBox::dispatch`](crate::ToolBox::dispatch)):
+//! the future, a result that is already there (no
 //! allocation: sync tools, bad arguments, unknown names) or a boxed future.
 
 use std::future::Future;
@@ -25,7 +26,8 @@ pub(crate) fn into_response(result: DispatchResult) -> ToolResponse {
 /// What [`ToolBox::dispatch`](crate::toolbox::ToolBox::dispatch) returns.
 ///
 /// ```
-/// use toolbox_core::{DispatchFuture, ToolResponse};
+/// use toolbox_core::ToolResponse;
+/// use toolbox_core::dispatch::DispatchFuture;
 /// let done = DispatchFuture::ready(Ok(ToolResponse::text("42")));
 /// let later = DispatchFuture::new(async { Ok(ToolResponse::text("42")) });
 /// # let _ = (done, later);

@@ -1,5 +1,8 @@
-//! The runtime of [toolbox](https://docs.rs/toolbox): tool boxes, the final
-//! call lifecycle, and composition.
+//! The contract of [toolbox](https://docs.rs/toolbox-sdk): tool boxes,
+//! their specifications, arguments, responses and errors, the final call
+//! lifecycle, and composition. What speaks to models sits in crates above
+//! this one (`toolbox-provider`, `toolbox-catalog`, `toolbox-turn`,
+//! `toolbox-code`, `toolbox-surface`), all behind the `toolbox` facade.
 //!
 //! A [`ToolBox`] lists its tools' [`ToolSpecification`]s and runs one by
 //! name. Every call goes through [`ToolBoxExt::call`]: `on_start`, the timed
@@ -36,13 +39,11 @@
 pub mod args;
 pub mod boxes;
 mod callers;
-pub mod catalog;
-pub mod code;
 mod content;
 mod context;
 mod dialect;
 pub mod discover;
-mod dispatch;
+pub mod dispatch;
 mod echo;
 mod error;
 mod ext;
@@ -51,7 +52,6 @@ mod handler;
 mod lifecycle;
 mod panic;
 mod path;
-pub mod provider;
 #[doc(hidden)]
 pub mod macro_support {
     //! Support for generated code; not a public API.
@@ -65,14 +65,26 @@ pub mod macro_support {
 /// without depending on them yourself.
 pub use {schemars, serde, serde_json};
 mod private;
-pub mod program;
+
+/// What the toolbox crates above this one (providers, catalogue, turns,
+/// code mode, surface checks) build on beside the public contract: shared
+/// helpers, not a public API, no stability promise.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::args::string_text;
+    pub use crate::lifecycle::answered;
+    pub use crate::lifecycle::refuse;
+    pub use crate::path::join;
+    pub use crate::response::json_string;
+    pub use crate::schema::accepts_null;
+    pub use crate::schema::constant;
+    pub use crate::schema::resolve_ref;
+}
 mod response;
 pub mod schema;
 mod span;
-mod spec;
-pub mod testing;
+pub mod spec;
 mod toolbox;
-pub mod turn;
 
 /// What a [`ToolHandler`] observes: the start and the
 /// one end of every call, and per-tool callbacks for frameworks that want
@@ -93,10 +105,9 @@ pub use args::{Args, Arguments};
 pub use boxes::{tool_fn, try_tool_fn, EmptyToolBox, FnToolBox, MultiToolBox};
 pub use content::{Content, EmbeddedResource};
 pub use context::{CallId, CancellationToken, Context, Extension, FromContext};
-pub use dispatch::{BoxFuture, DispatchFuture, DispatchResult};
 pub use error::{BoxError, DefinitionError, ToolError, ToolErrorKind};
 pub use ext::ToolBoxExt;
 pub use handler::ToolHandler;
 pub use response::ToolResponse;
-pub use spec::{Namespace, TaskSupport, ToolAnnotations, ToolSpecification, ToolUi};
+pub use spec::{ToolAnnotations, ToolSpecification};
 pub use toolbox::{NamedToolBox, ToolBox};

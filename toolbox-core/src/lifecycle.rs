@@ -358,7 +358,7 @@ fn observed(handler: &ToolHandler) -> bool {
 /// Ends a call that does not run (not approved, past a turn's cap, a
 /// deferred tool not loaded yet) with `error`, observed like every call:
 /// its span, `on_start`, then the one error, with no dispatch.
-pub(crate) fn refuse(
+pub fn refuse(
     name: &str,
     arguments: Arguments<'_>,
     ctx: &Context,
@@ -371,7 +371,7 @@ pub(crate) fn refuse(
 /// Ends a call its caller answered itself (a tool search the turn runner
 /// answers from its catalogue, a refusal) with `result`, observed like
 /// every call: its span, `on_start`, then the one end event.
-pub(crate) fn answered(
+pub fn answered(
     name: &str,
     arguments: Arguments<'_>,
     ctx: &Context,

@@ -102,7 +102,7 @@ impl fmt::Display for JsonPath {
 /// `base.key`, or `key` at the root: how schema locations (a provider
 /// report's, a lock's) are written; they name schema keywords, which are
 /// never escaped.
-pub(crate) fn join(base: &str, key: &str) -> String {
+pub fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_owned()
     } else {

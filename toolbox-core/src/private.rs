@@ -108,23 +108,6 @@ impl<T: ?Sized> Discoverable for T {}
 
 pub fn assert_discoverable<T: Discoverable + ?Sized>() {}
 
-pub use crate::provider::Provider;
-
-/// What a generated `check(..)` test runs: the surface against each
-/// provider, panicking with every report that is not clean.
-#[track_caller]
-pub fn check_surfaces<B: ToolBox + ?Sized>(toolbox: &B, providers: &[Provider]) {
-    let reports: Vec<String> = providers
-        .iter()
-        .map(|provider| crate::testing::check_surface(toolbox, *provider))
-        .filter(|report| !report.is_clean())
-        .map(|report| report.to_string())
-        .collect();
-    if !reports.is_empty() {
-        panic!("{}", reports.join("\n"));
-    }
-}
-
 /// The argument schema of a generated argument struct (always an object).
 pub fn parameters<T: schemars::JsonSchema>() -> Value {
     crate::schema::parameters_of::<T>()

@@ -215,7 +215,7 @@ impl ToolResponse {
 
 /// JSON text that serde_json wrote, as a `String` (no second check).
 #[allow(unsafe_code)] // the one unsafe block of the project, on the hot path
-pub(crate) fn json_string(buffer: Vec<u8>) -> String {
+pub fn json_string(buffer: Vec<u8>) -> String {
     // SAFETY: serde_json's serializer writes valid UTF-8 only; this is the
     // conversion `serde_json::to_string` itself makes.
     unsafe { String::from_utf8_unchecked(buffer) }

@@ -1,9 +1,11 @@
-//! What the model is told exists.
+//! What the model is told exists: a tool's [`ToolSpecification`], its
+//! annotations, who may call it ([`Callers`]), whether it runs as a task,
+//! its UI, and the namespace a catalogue files it under.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::callers::Callers;
+pub use crate::callers::{Caller, Callers};
 
 /// One tool as the model sees it: its name, what it does, and the JSON Schema
 /// of its arguments.
@@ -43,7 +45,7 @@ pub struct ToolSpecification {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<ToolUi>,
     /// Who may call the tool: the model directly (the default), code the
-    /// model wrote, or both (see [`program`](crate::program)).
+    /// model wrote, or both (see `toolbox::program`).
     #[serde(default, skip_serializing_if = "Callers::is_direct_only")]
     pub callers: Callers,
     /// Whether the tool runs as a task: a long call answered later. An MCP
@@ -51,7 +53,7 @@ pub struct ToolSpecification {
     /// extension) for clients that declared it, which poll instead of
     /// waiting on it; OpenAI Responses is told it is `async` (the model
     /// works on while it runs, and its output comes in a later request;
-    /// see [`BackgroundCalls`](crate::turn::BackgroundCalls)). The other
+    /// see `toolbox::turn::BackgroundCalls`). The other
     /// providers have no such mark: their calls of it block.
     #[serde(default, skip_serializing_if = "TaskSupport::is_never")]
     pub task: TaskSupport,
@@ -206,7 +208,7 @@ impl ToolSpecification {
         self.ui.as_ref().is_none_or(ToolUi::for_model)
     }
 
-    /// Sets who may call the tool (see [`program`](crate::program)).
+    /// Sets who may call the tool (see `toolbox::program`).
     pub fn with_callers(mut self, callers: Callers) -> Self {
         self.callers = callers;
         self

@@ -21,9 +21,10 @@ use crate::spec::ToolSpecification;
 /// ```
 /// use serde_json::{json, Value};
 /// use toolbox_core::{
-///     Arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError, ToolHandler,
-///     ToolResponse, ToolSpecification,
+///     Arguments, Context, ToolBox, ToolBoxExt, ToolError, ToolHandler, ToolResponse,
+///     ToolSpecification,
 /// };
+/// use toolbox_core::dispatch::DispatchFuture;
 ///
 /// struct Echo;
 ///
@@ -216,7 +217,7 @@ macro_rules! forward_calls {
             name: &'a str,
             arguments: $crate::Arguments<'a>,
             ctx: &'a $crate::Context,
-        ) -> $crate::DispatchFuture<'a> {
+        ) -> $crate::dispatch::DispatchFuture<'a> {
             self.$field.dispatch(name, arguments, ctx)
         }
 
@@ -224,7 +225,9 @@ macro_rules! forward_calls {
             self.$field.catches_panics()
         }
 
-        fn close(&self) -> $crate::BoxFuture<'_, ::core::result::Result<(), $crate::ToolError>> {
+        fn close(
+            &self,
+        ) -> $crate::dispatch::BoxFuture<'_, ::core::result::Result<(), $crate::ToolError>> {
             self.$field.close()
         }
     };

@@ -3,8 +3,9 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
-use toolbox_core::provider::Provider;
-use toolbox_core::{TaskSupport, ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
+use toolbox_core::spec::TaskSupport;
+use toolbox_core::{ToolAnnotations, ToolError, ToolResponse, ToolSpecification};
+use toolbox_provider::Provider;
 
 /// A toolbox specification as an MCP tool (the MCP dialect's definition).
 pub(crate) fn to_tool(spec: &ToolSpecification) -> Result<Tool, String> {
@@ -59,7 +60,7 @@ pub(crate) fn from_tool(tool: &Tool, task: TaskSupport) -> ToolSpecification {
             .as_ref()
             .and_then(|meta| meta.get("ui"))
             .and_then(|ui| serde_json::from_value(ui.clone()).ok()),
-        callers: toolbox_core::program::Callers::DIRECT,
+        callers: toolbox_core::spec::Callers::DIRECT,
         task,
     }
 }

@@ -7,12 +7,13 @@ use std::time::Duration;
 use rmcp::model::ReadResourceRequestParams;
 use rmcp::ServiceExt;
 use serde_json::json;
-use toolbox_core::provider::Provider;
+use toolbox_core::spec::ToolUi;
 use toolbox_core::{
-    tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolSpecification, ToolUi,
+    tool_fn, Context, FnToolBox, ToolBox, ToolBoxExt, ToolHandler, ToolSpecification,
 };
 use toolbox_mcp::apps::UiResource;
 use toolbox_mcp::{serve_http, McpServer, McpToolBox};
+use toolbox_provider::Provider;
 
 const CARD_HTML: &str =
     "<!doctype html><html><body><div id=card></div><script>/* the view */</script></body></html>";

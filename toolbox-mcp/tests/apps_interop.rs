@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 use serde_json::json;
-use toolbox_core::provider::Provider;
 use toolbox_core::{Context, ToolBox, ToolBoxExt, ToolHandler, ToolSpecification};
 use toolbox_mcp::{serve_http, McpServer, McpToolBox};
+use toolbox_provider::Provider;
 
 const CARD: &str = "ui://python-weather/card";
 

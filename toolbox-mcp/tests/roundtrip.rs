@@ -788,7 +788,8 @@ fn ten() -> u32 {
 #[tokio::test]
 async fn a_null_for_a_remote_default_is_not_sent() {
     use toolbox_core::boxes::RecordingToolBox;
-    use toolbox_core::{provider::Provider, turn::TurnRunner};
+    use toolbox_provider::Provider;
+    use toolbox_turn::TurnRunner;
 
     let tape = Tape::default();
     let served = RecordingToolBox::new(

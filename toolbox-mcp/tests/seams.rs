@@ -11,9 +11,10 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::json;
+use toolbox_core::dispatch::DispatchFuture;
 use toolbox_core::{
-    Arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolErrorKind, ToolHandler,
-    ToolResponse, ToolSpecification,
+    Arguments, Context, ToolBox, ToolBoxExt, ToolErrorKind, ToolHandler, ToolResponse,
+    ToolSpecification,
 };
 use toolbox_mcp::{
     client::{PinChangeKind, RemoteServer},

@@ -425,7 +425,8 @@ async fn a_client_killed_mid_task_resumes_from_its_journal() {
 /// client that resumes it ends its call once.
 #[tokio::test]
 async fn a_killed_client_resumes_a_toolbox_servers_task() {
-    use toolbox_core::{tool_fn, FnToolBox, TaskSupport};
+    use toolbox_core::spec::TaskSupport;
+    use toolbox_core::{tool_fn, FnToolBox};
     let gate = Arc::new(tokio::sync::watch::channel(false).0);
     let waits = gate.clone();
     let tools = FnToolBox::new([
@@ -751,20 +752,21 @@ impl TaskJournal for SlowReads {
     fn started<'a>(
         &'a self,
         task: &'a JournaledTask,
-    ) -> toolbox_core::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
+    ) -> toolbox_core::dispatch::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
         self.file.started(task)
     }
 
     fn ended<'a>(
         &'a self,
         task: &'a JournaledTask,
-    ) -> toolbox_core::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
+    ) -> toolbox_core::dispatch::BoxFuture<'a, Result<(), toolbox_core::ToolError>> {
         self.file.ended(task)
     }
 
     fn unfinished(
         &self,
-    ) -> toolbox_core::BoxFuture<'_, Result<Vec<JournaledTask>, toolbox_core::ToolError>> {
+    ) -> toolbox_core::dispatch::BoxFuture<'_, Result<Vec<JournaledTask>, toolbox_core::ToolError>>
+    {
         let hold = self.hold.load(std::sync::atomic::Ordering::SeqCst);
         let mut release = self.release.subscribe();
         Box::pin(async move {

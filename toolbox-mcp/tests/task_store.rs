@@ -16,7 +16,8 @@ use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, RoleClient};
 use serde_json::{Map, Value};
-use toolbox_core::{tool_fn, Context, FnToolBox, FromContext, TaskSupport};
+use toolbox_core::spec::TaskSupport;
+use toolbox_core::{tool_fn, Context, FnToolBox, FromContext};
 use toolbox_mcp::auth::{BearerAuth, McpCaller, Rejected};
 use toolbox_mcp::server::store::suite;
 use toolbox_mcp::server::{

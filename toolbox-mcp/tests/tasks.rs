@@ -316,7 +316,7 @@ fn served(cancelled: Arc<AtomicUsize>) -> toolbox_mcp::McpServer<toolbox_core::F
             tokio::time::sleep(Duration::from_millis(50)).await;
             "compiled"
         })
-        .task(toolbox_core::TaskSupport::Optional),
+        .task(toolbox_core::spec::TaskSupport::Optional),
         tool_fn(
             "wait",
             "Waits until cancelled",
@@ -509,7 +509,8 @@ async fn a_tasks_question_is_answered_by_the_applications_handler() {
 
 #[tokio::test]
 async fn the_tools_of_a_server_that_declares_tasks_carry_its_task_support() {
-    use toolbox_core::{TaskSupport, ToolBox};
+    use toolbox_core::spec::TaskSupport;
+    use toolbox_core::ToolBox;
     let remote = connect(TaskServer::default(), Timeouts::default()).await;
     let specs = remote.specifications(&Context::new());
     assert_eq!(specs.len(), 3);
@@ -561,7 +562,8 @@ async fn the_tools_of_a_server_that_declares_tasks_carry_its_task_support() {
 
 #[tokio::test]
 async fn a_pin_written_before_the_server_declared_tasks_still_holds() {
-    use toolbox_core::{TaskSupport, ToolBox};
+    use toolbox_core::spec::TaskSupport;
+    use toolbox_core::ToolBox;
     use toolbox_mcp::client::Pin;
     // The pin file as a server without the extension had it listed.
     let path = std::env::temp_dir().join(format!("toolbox-tasks-pin-{}.json", std::process::id()));
@@ -575,7 +577,7 @@ async fn a_pin_written_before_the_server_declared_tasks_still_holds() {
             .with_parameters(json!({"type": "object", "properties": {}}))
     })
     .into();
-    std::fs::write(&path, toolbox_core::testing::surface_lock_text(&listed)).unwrap();
+    std::fs::write(&path, toolbox_surface::surface_lock_text(&listed)).unwrap();
     let remote = McpToolBox::transport(serving(TaskServer::default()))
         .pin_file(&path)
         .pin(Pin::Hold)
@@ -617,7 +619,7 @@ fn indexer(heard: &Heard) -> toolbox_mcp::McpServer<toolbox_core::FnToolBox> {
             }
         },
     )
-    .task(toolbox_core::TaskSupport::Optional)])
+    .task(toolbox_core::spec::TaskSupport::Optional)])
     .unwrap();
     toolbox_mcp::McpServer::new(tools, "indexer")
 }
@@ -701,7 +703,8 @@ async fn index_polling(url: &str, heard: &Heard) -> (Vec<String>, serde_json::Va
 
 #[tokio::test]
 async fn a_remote_tasks_progress_reaches_the_caller_and_a_proxys_caller_once() {
-    use toolbox_core::{TaskSupport, ToolBox};
+    use toolbox_core::spec::TaskSupport;
+    use toolbox_core::ToolBox;
     // Over HTTP with sessions the server's notifications reach the caller;
     // its status messages, the same news, are not heard twice.
     let heard = Heard::default();

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
 use serde_json::json;
+use toolbox_core::dispatch::DispatchFuture;
 use toolbox_core::{
-    tool_fn, Arguments, Context, DispatchFuture, FnToolBox, ToolBox, ToolBoxExt, ToolError,
-    ToolErrorKind, ToolHandler, ToolResponse, ToolSpecification,
+    tool_fn, Arguments, Context, FnToolBox, ToolBox, ToolBoxExt, ToolError, ToolErrorKind,
+    ToolHandler, ToolResponse, ToolSpecification,
 };
 use toolbox_mcp::{
     auth::BearerAuth,
@@ -269,7 +270,7 @@ async fn a_restarted_server_is_listed_again_through_the_pin_file() {
     // the surface-lock format `assert_surface_lock` reads.
     let written = std::fs::read_to_string(&lock).unwrap();
     assert_eq!(
-        toolbox_core::testing::read_surface_lock(&written).unwrap(),
+        toolbox_surface::read_surface_lock(&written).unwrap(),
         remote.specifications(&Context::new())
     );
 
@@ -298,7 +299,7 @@ async fn a_restarted_server_is_listed_again_through_the_pin_file() {
     // Approved: the lock holds the new schema, the call works.
     assert_eq!(remote.approve_all().unwrap().len(), 1);
     let relocked =
-        toolbox_core::testing::read_surface_lock(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        toolbox_surface::read_surface_lock(&std::fs::read_to_string(&lock).unwrap()).unwrap();
     assert_eq!(relocked[0].parameters["required"], json!(["city", "units"]));
     assert_eq!(
         call(&remote, "weather", json!({"city": "Oslo", "units": "C"}))

@@ -151,9 +151,9 @@ impl Registry {
 
     /// Describes a module: its tools are offered as one namespace with
     /// this description (OpenAI Responses' `namespace`, and what a tool
-    /// search shows of them; see [`toolbox_core::catalog`]). The
+    /// search shows of them; see `toolbox::catalog`). The
     /// description is checked like a tool's: not empty, at most
-    /// [`MAX_NAMESPACE_DESCRIPTION`](toolbox_core::catalog::MAX_NAMESPACE_DESCRIPTION)
+    /// [`MAX_NAMESPACE_DESCRIPTION`](toolbox_core::spec::MAX_NAMESPACE_DESCRIPTION)
     /// bytes.
     ///
     /// ```
@@ -167,7 +167,7 @@ impl Registry {
     /// assert!(registry.register_module("crm", " ").unwrap_err().to_string().contains("empty"));
     /// ```
     pub fn register_module(&self, name: &str, description: &str) -> Result<(), RegistryError> {
-        let namespace = toolbox_core::Namespace::new(name, description);
+        let namespace = toolbox_core::spec::Namespace::new(name, description);
         if let Some(problem) = namespace.problem() {
             return Err(RegistryError::InvalidName(format!(
                 "module `{name}`: {problem}"
@@ -530,7 +530,7 @@ impl Registry {
 
     /// As [`resolve`](Self::resolve), with a second list of tools that are
     /// deferred: offered only once a tool search revealed them (see
-    /// [`toolbox_core::catalog::Catalog`]). A tool in both lists is eager.
+    /// `toolbox::catalog::Catalog`). A tool in both lists is eager.
     ///
     /// ```
     /// use toolbox_registry::Registry;
@@ -576,7 +576,7 @@ impl Registry {
                 let namespace = tool.entry.key.module.as_ref().and_then(|module| {
                     modules
                         .get(module)
-                        .map(|description| toolbox_core::Namespace::new(module, description))
+                        .map(|description| toolbox_core::spec::Namespace::new(module, description))
                 });
                 crate::resolve::Member {
                     entry: tool.entry,

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
+use toolbox_core::dispatch::{BoxFuture, DispatchFuture};
+use toolbox_core::spec::Namespace;
 use toolbox_core::{
-    boxes::ObservedToolBox, Arguments, BoxFuture, Context, DispatchFuture, Namespace, ToolBox,
-    ToolError, ToolHandler, ToolSpecification,
+    boxes::ObservedToolBox, Arguments, Context, ToolBox, ToolError, ToolHandler, ToolSpecification,
 };
 
 use crate::error::RegistryError;

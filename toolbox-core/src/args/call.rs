@@ -24,7 +24,7 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
     /// Who made the call, where the provider says: the model directly, or
-    /// code it wrote (see [`program`](crate::program)).
+    /// code it wrote (see `toolbox::program`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<crate::callers::Caller>,
 }
@@ -58,7 +58,7 @@ impl ToolCall {
     /// `"async": true` (kept in [`extra`](Self::extra) as
     /// `{"async": true}`). A runner over a shared box leaves such a call
     /// running in the background (see
-    /// [`BackgroundCalls`](crate::turn::BackgroundCalls)).
+    /// `toolbox::turn::BackgroundCalls`).
     pub fn is_async(&self) -> bool {
         self.extra
             .as_ref()

@@ -38,7 +38,8 @@ mod whole;
 pub(crate) use explain::explain;
 use explain::invalid_at;
 pub use normalize::{normalize, Adjustment, Change};
-pub(crate) use read::string_text;
+#[doc(hidden)]
+pub use read::string_text;
 pub use whole::Args;
 
 pub use crate::echo::{echo, ECHO_LIMIT};

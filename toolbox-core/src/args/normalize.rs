@@ -21,7 +21,7 @@
 //! ```
 //! use serde_json::json;
 //! use toolbox_core::args::normalize;
-//! use toolbox_core::provider::Dialect;
+//! use toolbox_core::schema::Dialect;
 //!
 //! let schema = json!({
 //!     "type": "object",

@@ -234,7 +234,7 @@ impl FnTool {
         self
     }
 
-    /// Marks the tool deferred: a [`Catalog`](crate::catalog::Catalog)
+    /// Marks the tool deferred: a `toolbox::catalog::Catalog`
     /// offers it only once a tool search revealed it.
     pub fn defer(mut self) -> Self {
         self.specification.deferred = true;
@@ -250,8 +250,8 @@ impl FnTool {
     }
 
     /// Runs the tool as an MCP task when served, for clients that declared
-    /// the extension ([`TaskSupport::Optional`](crate::TaskSupport)), or
-    /// only as one ([`TaskSupport::Required`](crate::TaskSupport)); either
+    /// the extension ([`TaskSupport::Optional`](crate::spec::TaskSupport)), or
+    /// only as one ([`TaskSupport::Required`](crate::spec::TaskSupport)); either
     /// makes it an `async` tool for OpenAI Responses.
     pub fn task(mut self, task: crate::spec::TaskSupport) -> Self {
         self.specification.task = task;
@@ -259,14 +259,14 @@ impl FnTool {
     }
 
     /// Sets who may call the tool: the model directly (the default), code
-    /// the model wrote, or both (see [`program`](crate::program)). A tool
+    /// the model wrote, or both (see `toolbox::program`). A tool
     /// only code may call is absent from the model's direct list.
     pub fn callers(mut self, callers: crate::callers::Callers) -> Self {
         self.specification.callers = callers;
         self
     }
 
-    /// Puts the tool in a namespace (see [`Namespace`](crate::Namespace)).
+    /// Puts the tool in a namespace (see [`Namespace`](crate::spec::Namespace)).
     pub fn namespace(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
         self.specification.namespace = Some(crate::spec::Namespace::new(name, description));
         self
@@ -349,7 +349,7 @@ impl FnToolBox {
     /// illegal or duplicate name, a non-object argument type, a
     /// `describe_arg` naming a missing argument, or a namespace whose name
     /// is illegal, whose description is empty or too long, or which two
-    /// tools describe differently (what [`Catalog`](crate::catalog::Catalog)
+    /// tools describe differently (what `toolbox::catalog::Catalog`
     /// would refuse later).
     pub fn new(tools: impl IntoIterator<Item = FnTool>) -> Result<Self, DefinitionError> {
         let mut problems = Vec::new();

@@ -6,8 +6,9 @@
 //! server did, for the host behind the proxy to sort.
 
 use serde_json::Value;
+use toolbox_core::dispatch::DispatchFuture;
 use toolbox_core::{
-    Arguments, Context, DispatchFuture, ToolBox, ToolBoxExt, ToolError, ToolHandler, ToolResponse,
+    Arguments, Context, ToolBox, ToolBoxExt, ToolError, ToolHandler, ToolResponse,
     ToolSpecification,
 };
 
@@ -79,7 +80,7 @@ impl ToolBox for AppView<'_> {
 /// model's call from a view's; the host it serves can, and the extension
 /// asks the host to keep view-only tools from its model and to refuse a
 /// view's call to a tool whose visibility leaves out `"app"`. Provider
-/// definitions and the [`Catalog`](toolbox_core::catalog::Catalog) still
+/// definitions and the `toolbox::catalog::Catalog` still
 /// keep view-only tools from a model that is given this box directly.
 pub struct ProxyTools(McpToolBox);
 
@@ -116,7 +117,7 @@ impl ToolBox for ProxyTools {
         self.0.dispatch_as(name, arguments, ctx, Caller::Host)
     }
 
-    fn close(&self) -> toolbox_core::BoxFuture<'_, Result<(), ToolError>> {
+    fn close(&self) -> toolbox_core::dispatch::BoxFuture<'_, Result<(), ToolError>> {
         self.0.close()
     }
 }

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use toolbox_core::{BoxFuture, ToolError};
+use toolbox_core::dispatch::BoxFuture;
+use toolbox_core::ToolError;
 
 /// One task a client started: enough to poll it again from another
 /// process and to end its call there. The call's arguments are not kept

@@ -14,11 +14,10 @@ use rmcp::service::{DynService, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use toolbox_core::args::normalize;
-use toolbox_core::provider::Dialect;
-use toolbox_core::{
-    Arguments, BoxFuture, Context, DispatchFuture, TaskSupport, ToolBox, ToolError,
-    ToolSpecification,
-};
+use toolbox_core::dispatch::{BoxFuture, DispatchFuture};
+use toolbox_core::schema::Dialect;
+use toolbox_core::spec::TaskSupport;
+use toolbox_core::{Arguments, Context, ToolBox, ToolError, ToolSpecification};
 
 use crate::convert::{from_result, from_tool, server_tasks};
 use crate::progress::McpProgress;

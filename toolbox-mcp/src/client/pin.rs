@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolbox_core::testing::{
+use toolbox_core::{ToolError, ToolSpecification};
+use toolbox_surface::{
     compare_surfaces, read_surface_lock, surface_lock_text, Compatibility, SurfaceChange,
 };
-use toolbox_core::{ToolError, ToolSpecification};
 
 /// What a changed or new tool does to a box's offer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use toolbox_core::dispatch::DispatchFuture;
 use toolbox_core::{
-    Arguments, Context, DispatchFuture, ToolBox, ToolError, ToolHandler, ToolResponse,
-    ToolSpecification,
+    Arguments, Context, ToolBox, ToolError, ToolHandler, ToolResponse, ToolSpecification,
 };
 
 use super::journal::{Claim, Tracking};

@@ -5,7 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use toolbox_core::{Context, MultiToolBox, Namespace, ToolBox, ToolError, ToolSpecification};
+use toolbox_core::spec::Namespace;
+use toolbox_core::{Context, MultiToolBox, ToolBox, ToolError, ToolSpecification};
 
 use super::connect::{McpConnect, Timeouts};
 use super::{McpToolBox, PinEvent};
@@ -768,12 +769,12 @@ impl ToolBox for McpServers {
         name: &'a str,
         arguments: toolbox_core::Arguments<'a>,
         ctx: &'a Context,
-    ) -> toolbox_core::DispatchFuture<'a> {
+    ) -> toolbox_core::dispatch::DispatchFuture<'a> {
         // A held tool is not offered, so the merged box does not know it:
         // it is answered as its own server answers it, not as unknown.
         if !self.merged.contains(name, ctx) {
             if let Some(error) = self.held_error(name) {
-                return toolbox_core::DispatchFuture::ready(Err(error));
+                return toolbox_core::dispatch::DispatchFuture::ready(Err(error));
             }
         }
         self.merged.dispatch(name, arguments, ctx)
@@ -783,7 +784,7 @@ impl ToolBox for McpServers {
         self.merged.catches_panics()
     }
 
-    fn close(&self) -> toolbox_core::BoxFuture<'_, Result<(), ToolError>> {
+    fn close(&self) -> toolbox_core::dispatch::BoxFuture<'_, Result<(), ToolError>> {
         self.merged.close()
     }
 }

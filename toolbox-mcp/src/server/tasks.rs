@@ -129,7 +129,7 @@ fn default_replica() -> String {
 impl Tasks {
     /// The tools of `catalog` whose specification asks to run as a task.
     pub(super) fn marked(catalog: &[toolbox_core::ToolSpecification]) -> Self {
-        use toolbox_core::TaskSupport;
+        use toolbox_core::spec::TaskSupport;
         let named = |support: &[TaskSupport]| -> HashSet<String> {
             catalog
                 .iter()

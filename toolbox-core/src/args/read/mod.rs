@@ -40,6 +40,7 @@ mod variant;
 use access::*;
 use deserializer::*;
 use key::*;
+pub use text::string_text;
 pub(crate) use text::*;
 use variant::*;
 

@@ -215,7 +215,7 @@ impl<'de> Cursor<'de> {
 /// judges (surrogate pairs, lone surrogates refused), sends the whole
 /// literal to serde_json. Provider responses' argument strings and the
 /// intake's escaped strings are both read here.
-pub(crate) fn string_text(raw: &str) -> Option<String> {
+pub fn string_text(raw: &str) -> Option<String> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
     // Byte by byte: in arguments an escape comes every few bytes, where a
     // search and a copy per piece cost more than they save.

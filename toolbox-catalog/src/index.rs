@@ -1,0 +1,581 @@
+//! The search index over a catalogue's tools: BM25F over the words of each
+//! tool's name, namespace, description and parameters.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use super::entity::{entities, kind_words};
+use super::lexicon::{STOP_WORDS, SYNONYMS};
+use toolbox_core::ToolSpecification;
+
+/// One tool a search found, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchHit {
+    /// The tool's name.
+    pub name: String,
+    /// How well it matched (higher is better; comparable within one search).
+    pub score: f32,
+}
+
+/// Finds tools for a query. [`ToolIndex`] is the built-in ranking; an
+/// application may plug its own (an embedding search) into a
+/// [`Catalog`](super::Catalog) with
+/// [`with_search`](super::Catalog::with_search).
+pub trait ToolSearch: Send + Sync {
+    /// The best `limit` tools for `query`, best first; names only of tools
+    /// the search was built over.
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit>;
+}
+
+/// How much a word counts where it was found.
+const NAME: f32 = 3.0;
+const TITLE: f32 = 2.0;
+const NAMESPACE: f32 = 1.5;
+const PARAMETER: f32 = 1.5;
+const DESCRIPTION: f32 = 1.0;
+const NAMESPACE_DESCRIPTION: f32 = 0.4;
+const PARAMETER_DESCRIPTION: f32 = 0.5;
+/// A query word that only starts an indexed word counts this much.
+const PREFIX: f32 = 0.5;
+/// BM25's saturation and length normalisation.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// How deep parameter names and descriptions are read.
+const MAX_SCHEMA_DEPTH: usize = 4;
+
+/// The most bytes of a query a search reads: a tool is described in a few
+/// words, and a longer query is cut here (the catalogue's `search_tools`
+/// and the code mode's `search()` refuse it, see [`check_query`]).
+pub const MAX_QUERY_BYTES: usize = 1024;
+/// The most words of a query a search reads: room for a request with its
+/// instructions ("You are given a user request; find the tool ..."), which
+/// come first and would leave the request itself past a shorter bound.
+pub const MAX_QUERY_WORDS: usize = 64;
+/// The longest query word tried as a compound of two indexed words.
+const MAX_COMPOUND: usize = 40;
+
+/// Whether `query` is within what a search reads ([`MAX_QUERY_BYTES`],
+/// [`MAX_QUERY_WORDS`]); if not, a text the model can act on.
+///
+/// ```
+/// use toolbox_catalog::check_query;
+/// assert!(check_query("send an email").is_ok());
+/// let refused = check_query(&"x".repeat(5000)).unwrap_err();
+/// assert!(refused.starts_with("the query is 5000 bytes; a search reads at most 1024"));
+/// ```
+pub fn check_query(query: &str) -> Result<(), String> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(format!(
+            "the query is {} bytes; a search reads at most {MAX_QUERY_BYTES}: say what the tool should do in a few words",
+            query.len()
+        ));
+    }
+    let count = query.split_whitespace().count();
+    if count > MAX_QUERY_WORDS {
+        return Err(format!(
+            "the query has {count} words; a search reads at most {MAX_QUERY_WORDS}: say what the tool should do in a few words"
+        ));
+    }
+    Ok(())
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+#[doc(hidden)]
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// A BM25F index over tool specifications: built once, updated as tools
+/// are added or removed, searched in well under a millisecond for ten
+/// thousand tools.
+///
+/// ```
+/// use toolbox_catalog::{ToolIndex, ToolSearch};
+/// use toolbox_core::ToolSpecification;
+/// let index = ToolIndex::new(&[
+///     ToolSpecification::new("get_weather", "Current weather for a city."),
+///     ToolSpecification::new("create_issue", "Open an issue in a repository."),
+/// ]);
+/// assert_eq!(index.search("open a new github issue", 1)[0].name, "create_issue");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ToolIndex {
+    /// Each term's postings: (document, weighted term frequency).
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    /// The vocabulary, sorted, for prefix matches.
+    terms: Vec<String>,
+    /// Each document's tool name, `None` once removed.
+    names: Vec<Option<String>>,
+    /// Each document's weighted length.
+    lengths: Vec<f32>,
+    /// Each document's name, as search words.
+    name_words: Vec<Vec<String>>,
+    live: usize,
+    total_length: f32,
+}
+
+impl ToolIndex {
+    /// An index over `specs`.
+    pub fn new<'s>(specs: impl IntoIterator<Item = &'s ToolSpecification>) -> Self {
+        let mut index = ToolIndex::default();
+        for spec in specs {
+            index.add(spec);
+        }
+        index.sort_terms();
+        tracing::debug!(target: "toolbox::catalog", tools = index.live, "lexical index built");
+        index
+    }
+
+    /// Adds a tool (a tool of the same name is replaced).
+    pub fn insert(&mut self, spec: &ToolSpecification) {
+        self.remove(&spec.name);
+        self.add(spec);
+        self.sort_terms();
+    }
+
+    /// Removes a tool; whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(doc) = self.names.iter().position(|n| n.as_deref() == Some(name)) else {
+            return false;
+        };
+        self.names[doc] = None;
+        self.name_words[doc].clear();
+        self.live -= 1;
+        self.total_length -= self.lengths[doc];
+        for postings in self.postings.values_mut() {
+            postings.retain(|(d, _)| *d as usize != doc);
+        }
+        true
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether it holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    fn add(&mut self, spec: &ToolSpecification) {
+        let doc = self.names.len() as u32;
+        let mut weights: HashMap<String, f32> = HashMap::new();
+        let mut length = 0.0;
+        let mut field = |text: &str, weight: f32| {
+            for word in words(text) {
+                *weights.entry(word).or_default() += weight;
+                length += weight;
+            }
+        };
+        field(&spec.name, NAME);
+        if let Some(title) = &spec.title {
+            field(title, TITLE);
+        }
+        field(&spec.description, DESCRIPTION);
+        if let Some(namespace) = &spec.namespace {
+            field(&namespace.name, NAMESPACE);
+            field(&namespace.description, NAMESPACE_DESCRIPTION);
+        }
+        parameters(&spec.parameters, 0, &mut field);
+        for (term, weight) in weights {
+            self.postings.entry(term).or_default().push((doc, weight));
+        }
+        self.names.push(Some(spec.name.clone()));
+        self.name_words.push(words(&spec.name));
+        self.lengths.push(length);
+        self.live += 1;
+        self.total_length += length;
+    }
+
+    fn sort_terms(&mut self) {
+        self.terms = self.postings.keys().cloned().collect();
+        self.terms.sort_unstable();
+    }
+
+    /// A word no tool uses, cut into two words tools do (`flowchart` →
+    /// `flow` + `chart`), the longer first half first.
+    /// Words longer than 40 bytes are not tried: no two indexed words make
+    /// them, and each split costs the word's length.
+    fn compound<'w>(&self, word: &'w str) -> Option<(&'w str, &'w str)> {
+        if word.len() < 6 || word.len() > MAX_COMPOUND || !word.is_ascii() {
+            return None;
+        }
+        (3..=word.len() - 3)
+            .rev()
+            .map(|at| word.split_at(at))
+            .find(|(left, right)| {
+                self.postings.contains_key(*left) && self.postings.contains_key(*right)
+            })
+    }
+
+    /// The postings of `term`, and of the indexed words it starts.
+    fn matches<'i>(&'i self, term: &str, mut each: impl FnMut(&'i [(u32, f32)], f32)) {
+        if let Some(postings) = self.postings.get(term) {
+            each(postings, 1.0);
+        }
+        if term.len() < 3 {
+            return;
+        }
+        let start = self.terms.partition_point(|t| t.as_str() <= term);
+        for longer in self.terms[start..]
+            .iter()
+            .take_while(|t| t.starts_with(term))
+            .take(16)
+        {
+            each(&self.postings[longer], PREFIX);
+        }
+    }
+}
+
+impl ToolIndex {
+    /// The terms of `query` by unit (a word of it, or an identifier it
+    /// names), each with its weight, and how many units it has.
+    fn query_units(&self, query: &str) -> Vec<Vec<(String, f32)>> {
+        // Bounded whatever the caller passes: the first bytes and words.
+        let (rest, found) = entities(clip(query, MAX_QUERY_BYTES));
+        let mut asked = words(&rest);
+        asked.truncate(MAX_QUERY_WORDS);
+        let mut units: Vec<Vec<(String, f32)>> = Vec::with_capacity(asked.len() + found.len());
+        for word in asked {
+            let mut terms = Vec::new();
+            let known = self.postings.contains_key(&word);
+            let weight = if known { SYNONYM } else { 1.0 };
+            for synonym in synonyms(&word) {
+                terms.push((stem(synonym), weight));
+            }
+            if !known {
+                if let Some((left, right)) = self.compound(&word) {
+                    terms.push((left.to_owned(), COMPOUND));
+                    terms.push((right.to_owned(), COMPOUND));
+                }
+            }
+            terms.push((word, 1.0));
+            units.push(terms);
+        }
+        for entity in found.into_iter().take(MAX_QUERY_WORDS) {
+            let mut terms: Vec<(String, f32)> = kind_words(entity.kind)
+                .iter()
+                .map(|w| (stem(w), ENTITY))
+                .collect();
+            if let Some(site) = &entity.site {
+                terms.extend(words(site).into_iter().map(|w| (w, 1.0)));
+            }
+            units.push(terms);
+        }
+        units
+    }
+
+    /// The best `limit` documents for `query` with their scores, best
+    /// first, and the query's ceiling: what a tool matching each of its
+    /// units at its rarest term would score (before the name cover), the
+    /// measure of how strong a match is.
+    pub(crate) fn ranked(&self, query: &str, limit: usize) -> (Vec<SearchHit>, f32) {
+        if self.live == 0 || limit == 0 {
+            return (Vec::new(), 0.0);
+        }
+        let units = self.query_units(query);
+        let docs = self.live as f32;
+        let idf = |n: usize| ((docs - n as f32 + 0.5) / (n as f32 + 0.5) + 1.0).ln();
+        let ceiling: f32 = units
+            .iter()
+            .map(|unit| {
+                unit.iter()
+                    .filter_map(|(t, w)| self.postings.get(t).map(|p| w * idf(p.len())))
+                    .fold(0.0, f32::max)
+            })
+            .sum::<f32>()
+            * (K1 + 1.0);
+        let asked = units.len();
+        let mut terms: Vec<(String, f32)> = units.into_iter().flatten().collect();
+        // Each term once, at its highest weight.
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        terms.dedup_by(|a, b| a.0 == b.0);
+        let average = (self.total_length / docs).max(f32::EPSILON);
+        let mut scores = vec![0f32; self.names.len()];
+        for (term, term_weight) in &terms {
+            self.matches(term, |postings, weight| {
+                let weight = weight * term_weight;
+                let idf = idf(postings.len());
+                for &(doc, tf) in postings {
+                    let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / average);
+                    scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
+                }
+            });
+        }
+        // A tool whose name the query covers (`create` and `directory`
+        // of `create_directory` for "make a folder") is what was asked for.
+        let mut hits: Vec<(u32, f32)> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(d, s)| {
+                let name = &self.name_words[d];
+                let covered = name
+                    .iter()
+                    .filter(|w| terms.iter().any(|(t, _)| t == *w))
+                    .count();
+                let cover = covered as f32 / name.len().max(asked).max(1) as f32;
+                (d as u32, *s * (1.0 + NAME_COVER * cover))
+            })
+            .collect();
+        let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, by_score);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable_by(by_score);
+        let hits = hits
+            .into_iter()
+            .filter_map(|(doc, score)| {
+                Some(SearchHit {
+                    name: self.names[doc as usize].clone()?,
+                    score,
+                })
+            })
+            .collect();
+        (hits, ceiling)
+    }
+}
+
+impl ToolSearch for ToolIndex {
+    fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.ranked(query, limit).0
+    }
+}
+
+/// Reads the property names and descriptions of a schema.
+fn parameters(schema: &Value, depth: usize, field: &mut impl FnMut(&str, f32)) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if depth > 0 {
+        if let Some(text) = object.get("description").and_then(Value::as_str) {
+            field(text, PARAMETER_DESCRIPTION);
+        }
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            field(name, PARAMETER);
+            parameters(property, depth + 1, field);
+        }
+    }
+    if let Some(items) = object.get("items") {
+        parameters(items, depth + 1, field);
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if let Some(branches) = object.get(keyword).and_then(Value::as_array) {
+            for branch in branches {
+                parameters(branch, depth + 1, field);
+            }
+        }
+    }
+}
+
+/// A query word's synonym counts this much (in full when the word
+/// itself is not in any tool's text: the synonym is all there is).
+const SYNONYM: f32 = 0.7;
+/// Each half of a query word split into two indexed words (`flowchart`).
+const COMPOUND: f32 = 0.8;
+/// Each word an identifier stands for (`ABC-123`: issue, ticket …).
+const ENTITY: f32 = 0.7;
+/// How much a tool gains when the query covers its name's words.
+const NAME_COVER: f32 = 1.0;
+
+/// The synonyms of a query word (by its stem), from a table of the
+/// lexicon's stems built once.
+fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
+    static BY_STEM: OnceLock<HashMap<String, Vec<&'static str>>> = OnceLock::new();
+    let by_stem = BY_STEM.get_or_init(|| {
+        let mut by_stem: HashMap<String, Vec<&'static str>> = HashMap::new();
+        for (said, meant) in SYNONYMS {
+            by_stem
+                .entry(stem(said))
+                .or_default()
+                .extend(meant.iter().copied());
+        }
+        by_stem
+    });
+    by_stem.get(word).into_iter().flatten().copied()
+}
+
+/// The search words of a text: lower case, split at anything but a letter
+/// or digit and at camelCase humps, stop words dropped, plurals and verb
+/// endings cut (`issues` → `issue`, `created` → `creat`, `creating` → `creat`).
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            let lower = word.to_lowercase();
+            if lower.chars().count() > 1 && !STOP_WORDS.contains(&lower.as_str()) {
+                out.push(stem(&lower));
+            }
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower {
+                flush(&mut word, &mut out);
+            }
+            previous_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.push(c);
+        } else {
+            previous_lower = false;
+            flush(&mut word, &mut out);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// A light English stemmer: enough that a query's word form meets the
+/// tool's (`list files` finds `list_file`).
+fn stem(word: &str) -> String {
+    let cut = |suffix: &str, min: usize| {
+        word.strip_suffix(suffix)
+            .filter(|stem| stem.chars().count() >= min)
+    };
+    let mut stem = word;
+    if let Some(cut) = cut("ies", 2) {
+        return format!("{cut}y");
+    }
+    for (suffix, min) in [("ing", 3), ("ed", 3), ("es", 3), ("s", 3)] {
+        if let Some(cut) = cut(suffix, min) {
+            if suffix == "s" && (cut.ends_with('s') || cut.ends_with('u')) {
+                break;
+            }
+            if suffix == "es" && !["s", "x", "z", "ch", "sh"].iter().any(|e| cut.ends_with(e)) {
+                continue;
+            }
+            stem = cut;
+            break;
+        }
+    }
+    // `create`, `creates` and `created` meet at `creat`.
+    match stem.strip_suffix('e') {
+        Some(cut) if cut.chars().count() >= 3 => cut.to_owned(),
+        _ => stem.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn words_split_names_and_cut_endings() {
+        assert_eq!(words("list_open_orders"), ["list", "open", "order"]);
+        assert_eq!(words("getCustomerById"), ["customer", "id"]);
+        assert_eq!(words("Creating issues"), words("created issue"));
+        assert_eq!(words("the repositories"), ["repository"]);
+        assert_eq!(words("branches"), ["branch"]);
+    }
+
+    #[test]
+    fn parameters_and_prefixes_count() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("fetch", "Fetches a URL.").with_parameters(json!({
+                "type": "object",
+                "properties": {"url": {"type": "string", "description": "The address to download"}}
+            })),
+            ToolSpecification::new("read_file", "Reads a file from disk."),
+        ]);
+        assert_eq!(index.search("download a page", 2)[0].name, "fetch");
+        assert_eq!(index.search("read", 2)[0].name, "read_file");
+        // `repo` starts `repository`.
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("fork", "Forks a repository."),
+            ToolSpecification::new("now", "The time."),
+        ]);
+        assert_eq!(index.search("repo", 5).len(), 1);
+    }
+
+    #[test]
+    fn a_users_words_reach_the_tools_words() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("create_directory", "Creates a directory."),
+            ToolSpecification::new("generate_flow_diagram", "Draws a flow diagram of steps."),
+            ToolSpecification::new("call_graph", "The functions called by a function."),
+            ToolSpecification::new("list_processes", "Lists running processes."),
+        ]);
+        // `folder` and `make` are in no tool's text: their synonyms count
+        // in full, and the tool whose name they cover comes first.
+        assert_eq!(
+            index.search("make a folder called backups", 1)[0].name,
+            "create_directory"
+        );
+        // A word no tool uses, cut into two that tools do.
+        assert_eq!(
+            index.search("a flowchart of the approval", 1)[0].name,
+            "generate_flow_diagram"
+        );
+        // One-letter words and fillers find nothing.
+        assert!(index
+            .search("could you please do a thing for me", 5)
+            .is_empty());
+        assert_eq!(words("what's a b c"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn identifiers_point_at_products_not_words() {
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("API-retrieve-a-block", "Retrieve a block of a Notion page."),
+            ToolSpecification::new("jira_create_issue_link", "Link two Jira issues."),
+            ToolSpecification::new("slack_post_message", "Post a message to a Slack channel."),
+            ToolSpecification::new("post_comment", "Post a comment on a pull request."),
+            ToolSpecification::new("format_range", "Format cells of an Excel spreadsheet."),
+            ToolSpecification::new("read_config", "Read the server's config."),
+            ToolSpecification::new("fetch", "Fetch a web page by its URL."),
+        ]);
+        let first = |query: &str| index.search(query, 1)[0].name.clone();
+        // `API-10` is an issue key, not the word `api`; nor is `block` of
+        // a key's text what matters.
+        assert_eq!(
+            first("mark that API-10 blocks API-12"),
+            "jira_create_issue_link"
+        );
+        assert_eq!(
+            first("drop a note in #general: office closed"),
+            "slack_post_message"
+        );
+        assert_eq!(first("bold header row in data.xlsx"), "format_range");
+        assert_eq!(first("what's at https://example.com/a"), "fetch");
+        // A file's name is not a word of the query.
+        assert!(index
+            .search("config.yaml", 5)
+            .iter()
+            .all(|h| h.name != "read_config"));
+    }
+
+    #[test]
+    fn removed_tools_are_not_found() {
+        let mut index = ToolIndex::new(&[
+            ToolSpecification::new("a_tool", "Sends mail."),
+            ToolSpecification::new("b_tool", "Sends mail too."),
+        ]);
+        assert!(index.remove("a_tool"));
+        assert!(!index.remove("a_tool"));
+        let hits = index.search("mail", 5);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].name, "b_tool");
+        index.insert(&ToolSpecification::new("a_tool", "Sends mail."));
+        assert_eq!(index.search("mail", 5).len(), 2);
+        assert_eq!(index.len(), 2);
+    }
+}
