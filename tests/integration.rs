@@ -53,6 +53,8 @@ mod programmatic;
 mod properties;
 #[path = "providers.rs"]
 mod providers;
+#[path = "public_paths.rs"]
+mod public_paths;
 #[path = "registry.rs"]
 mod registry;
 #[path = "soundness.rs"]
