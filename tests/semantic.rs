@@ -276,7 +276,12 @@ fn logged<R>(level: tracing::Level, run: impl FnOnce() -> R) -> (R, String) {
         .with_ansi(false)
         .with_max_level(level)
         .finish();
-    let out = tracing::subscriber::with_default(subscriber, run);
+    // A callsite another test's thread reached first, with no subscriber,
+    // may have cached "never": interest is asked again with this one on.
+    let out = tracing::subscriber::with_default(subscriber, || {
+        tracing::callsite::rebuild_interest_cache();
+        run()
+    });
     let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
     (out, log)
 }
