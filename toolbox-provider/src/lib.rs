@@ -931,9 +931,6 @@ pub mod internal {
     pub use crate::offer::Screen;
     pub use crate::offer::Screened;
     pub use crate::tool_changes;
-    pub use crate::tool_changes::addition;
-    pub use crate::tool_changes::removal;
-    pub use crate::tool_changes::TOOL_CHANGES;
     pub use crate::walk;
     pub use crate::SEARCH_MARK;
     pub use crate::SEARCH_NOTE;
