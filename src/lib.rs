@@ -80,44 +80,21 @@ pub use toolbox_core::*;
 pub use toolbox_core::dispatch::{BoxFuture, DispatchFuture, DispatchResult};
 pub use toolbox_core::spec::{Namespace, TaskSupport, ToolUi};
 
-/// What each provider is told and what it sends back (the
-/// `toolbox-provider` crate).
-pub mod provider {
-    #[doc(inline)]
-    pub use toolbox_provider::*;
-}
-
-/// Code the providers run themselves, and who may call a tool (the
-/// `toolbox-provider` crate).
-pub mod program {
-    #[doc(inline)]
-    pub use toolbox_provider::program::*;
-}
-
-/// The tool catalogue: search, namespaces, deferred tools (the
-/// `toolbox-catalog` crate).
-pub mod catalog {
-    #[doc(inline)]
-    pub use toolbox_catalog::*;
-}
-
-/// A model turn's tool calls, run (the `toolbox-turn` crate).
-pub mod turn {
-    #[doc(inline)]
-    pub use toolbox_turn::*;
-}
-
-/// The code mode (the `toolbox-code` crate).
-pub mod code {
-    #[doc(inline)]
-    pub use toolbox_code::*;
-}
-
-/// Surface checks and the surface lock (the `toolbox-surface` crate).
-pub mod testing {
-    #[doc(inline)]
-    pub use toolbox_surface::*;
-}
+// The crates above the core at the paths they had as its modules, inlined
+// so each page shows the crate's own documentation (its guide, tables and
+// examples), as the core's module pages did.
+#[doc(inline)]
+pub use toolbox_catalog as catalog;
+#[doc(inline)]
+pub use toolbox_code as code;
+#[doc(inline)]
+pub use toolbox_provider as provider;
+#[doc(inline)]
+pub use toolbox_provider::program;
+#[doc(inline)]
+pub use toolbox_surface as testing;
+#[doc(inline)]
+pub use toolbox_turn as turn;
 
 #[doc(hidden)]
 pub mod macro_support {
