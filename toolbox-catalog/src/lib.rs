@@ -733,20 +733,6 @@ impl Catalog {
     }
 }
 
-/// A description's first line, at most 200 characters (cut at a word).
-#[doc(hidden)]
-pub fn one_line(description: &str) -> String {
-    let line = description.trim().lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= 200 {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(200).collect();
-    match cut.rfind(' ') {
-        Some(at) => format!("{}…", &cut[..at]),
-        None => format!("{cut}…"),
-    }
-}
-
 /// What the model is told of the tools that left the request.
 fn unloaded_note(forgotten: &[String], search: &str) -> String {
     let names: Vec<String> = forgotten.iter().map(|t| format!("`{t}`")).collect();
@@ -766,7 +752,8 @@ fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -
     let tools: Vec<Value> = hits
         .iter()
         .map(|s| {
-            let mut hit = json!({"name": s.name, "description": one_line(&s.description)});
+            let mut hit =
+                json!({"name": s.name, "description": internal::one_line(&s.description)});
             if let Some(namespace) = &s.namespace {
                 hit["namespace"] = Value::String(namespace.name.clone());
             }
@@ -788,5 +775,17 @@ fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -
 #[doc(hidden)]
 pub mod internal {
     pub use crate::index::clip;
-    pub use crate::one_line;
+
+    /// A description's first line, at most 200 characters (cut at a word).
+    pub fn one_line(description: &str) -> String {
+        let line = description.trim().lines().next().unwrap_or_default().trim();
+        if line.chars().count() <= 200 {
+            return line.to_owned();
+        }
+        let cut: String = line.chars().take(200).collect();
+        match cut.rfind(' ') {
+            Some(at) => format!("{}…", &cut[..at]),
+            None => format!("{cut}…"),
+        }
+    }
 }

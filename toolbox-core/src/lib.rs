@@ -71,7 +71,7 @@ mod private;
 /// helpers, not a public API, no stability promise.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::args::string_text;
+    pub use crate::args::read::string_text;
     pub use crate::lifecycle::answered;
     pub use crate::lifecycle::refuse;
     pub use crate::path::join;

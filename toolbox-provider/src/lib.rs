@@ -37,10 +37,8 @@ pub mod program;
 mod read;
 mod rules;
 mod tags;
-#[doc(hidden)]
-pub mod tool_changes;
-#[doc(hidden)]
-pub mod walk;
+mod tool_changes;
+mod walk;
 mod write;
 
 use write::{anthropic_content, responses_output};
@@ -57,6 +55,7 @@ pub use toolbox_core::schema::Dialect;
 
 use serde_json::{json, Map, Value};
 
+use internal::{is_tool_search_call, SEARCH_MARK, SEARCH_NOTE};
 use toolbox_core::internal::join;
 use toolbox_core::spec::Caller;
 
@@ -690,26 +689,6 @@ pub(crate) fn async_extra(is_async: bool) -> Option<Value> {
 /// The name a client-executed OpenAI `tool_search_call` is read under.
 pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
 
-/// The key in a [`ToolCall::extra`] that marks a tool search answered for
-/// Anthropic: its result is sent as `tool_reference` blocks.
-#[doc(hidden)]
-pub const SEARCH_MARK: &str = "toolbox_search";
-
-/// The key in a [`ToolCall::extra`] with what the model is told beside a
-/// search's `tool_reference` blocks (the tools unloaded to make room).
-#[doc(hidden)]
-pub const SEARCH_NOTE: &str = "toolbox_search_note";
-
-/// Whether `call` is an OpenAI client-executed `tool_search_call`.
-#[doc(hidden)]
-pub fn is_tool_search_call(call: &ToolCall) -> bool {
-    call.extra
-        .as_ref()
-        .and_then(|e| e.get("type"))
-        .and_then(Value::as_str)
-        == Some("tool_search_call")
-}
-
 /// The `tool_reference` blocks of a search answered for Anthropic, and a
 /// text block with its note.
 fn search_references(call: &ToolCall) -> Option<Value> {
@@ -925,13 +904,41 @@ fn call_id(id: Option<&Value>) -> Option<String> {
 /// shared helpers, not a public API, no stability promise.
 #[doc(hidden)]
 pub mod internal {
+    use serde_json::Value;
+    use toolbox_core::args::ToolCall;
+
     pub use crate::code::hosted_tool;
-    pub use crate::is_tool_search_call;
     pub use crate::namespaces::responses_tools;
     pub use crate::offer::Screen;
     pub use crate::offer::Screened;
-    pub use crate::tool_changes;
-    pub use crate::walk;
-    pub use crate::SEARCH_MARK;
-    pub use crate::SEARCH_NOTE;
+    pub use crate::tool_changes::addition;
+    pub use crate::tool_changes::removal;
+    pub use crate::tool_changes::TOOL_CHANGES;
+
+    /// Anthropic's inline tool changes (`tool_addition`, `tool_removal`).
+    pub mod tool_changes {
+        pub use crate::tool_changes::*;
+    }
+
+    /// The walk over a schema's nodes.
+    pub mod walk {
+        pub use crate::walk::*;
+    }
+
+    /// The key in a [`ToolCall::extra`] that marks a tool search answered for
+    /// Anthropic: its result is sent as `tool_reference` blocks.
+    pub const SEARCH_MARK: &str = "toolbox_search";
+
+    /// The key in a [`ToolCall::extra`] with what the model is told beside a
+    /// search's `tool_reference` blocks (the tools unloaded to make room).
+    pub const SEARCH_NOTE: &str = "toolbox_search_note";
+
+    /// Whether `call` is an OpenAI client-executed `tool_search_call`.
+    pub fn is_tool_search_call(call: &ToolCall) -> bool {
+        call.extra
+            .as_ref()
+            .and_then(|e| e.get("type"))
+            .and_then(Value::as_str)
+            == Some("tool_search_call")
+    }
 }

@@ -12,7 +12,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::Provider;
-use toolbox_core::args::{string_text, CallArguments, ToolCall};
+use toolbox_core::args::{CallArguments, ToolCall};
+use toolbox_core::internal::string_text;
 use toolbox_core::spec::Caller;
 
 /// A call's arguments from their raw JSON: an object as its text (the

@@ -32,14 +32,12 @@ use crate::error::ToolError;
 mod call;
 mod explain;
 pub(crate) mod normalize;
-mod read;
+pub(crate) mod read;
 mod whole;
 
 pub(crate) use explain::explain;
 use explain::invalid_at;
 pub use normalize::{normalize, Adjustment, Change};
-#[doc(hidden)]
-pub use read::string_text;
 pub use whole::Args;
 
 pub use crate::echo::{echo, ECHO_LIMIT};
