@@ -147,6 +147,9 @@ fn failed(errors: Accumulator, item: impl ToTokens) -> TokenStream {
 pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Error::accumulator();
     let args: BoxArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
+    if let Some(error) = valid::check_without_facade(args.krate.as_ref(), args.check.as_ref()) {
+        errors.push(error);
+    }
     let mut container = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Impl(block)) => Container::Impl(block),
         Ok(Item::Mod(module)) if module.content.is_some() => Container::Mod(module),
@@ -263,6 +266,9 @@ pub(crate) fn tool_box(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Error::accumulator();
     let args: ToolArgs = errors.handle(attr::from_tokens(attr)).unwrap_or_default();
+    if let Some(error) = valid::check_without_facade(args.krate.as_ref(), args.check.as_ref()) {
+        errors.push(error);
+    }
     let mut function: ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {

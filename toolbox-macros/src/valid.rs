@@ -362,6 +362,27 @@ pub(crate) fn module_without_tools(span: Span) -> Error {
 }
 
 /// `check(..)` builds the box, so it needs one type.
+/// `check(..)` with `crate = toolbox_core`: the surface checks live above
+/// toolbox-core (in the facade's `macro_support`, from toolbox-surface).
+pub(crate) fn check_without_facade(
+    krate: Option<&syn::Path>,
+    check: Option<&crate::attr::Checks>,
+) -> Option<Error> {
+    let (krate, check) = (krate?, check?);
+    let last = krate.segments.last()?;
+    if last.ident != "toolbox_core" {
+        return None;
+    }
+    let span = check
+        .0
+        .first()
+        .map_or_else(|| krate.span(), |(_, span)| *span);
+    Some(at(
+        span,
+        "`check(..)` runs toolbox's surface checks, which toolbox-core alone does not have: depend on the facade (`toolbox`, package `toolbox-sdk`) and drop `crate = toolbox_core`, or check a built box with `toolbox::testing::check_surface` in a test of your own",
+    ))
+}
+
 pub(crate) fn check_on_generic(span: Span) -> Error {
     at(
         span,
