@@ -271,10 +271,8 @@ bytes of answer.\n\n```ts\n{}",
     /// The runner a script's calls go through: the code mode's handler,
     /// `approval` asked, each call marked as made from code.
     fn runner(&self, approval: Option<Arc<dyn Approval>>) -> TurnRunner<'_, B> {
-        TurnRunner::new(&self.toolbox)
-            .handler(self.handler.clone())
-            .approval_shared(approval)
-            .inside_code()
+        let runner = TurnRunner::new(&self.toolbox).handler(self.handler.clone());
+        toolbox_turn::internal::inside_code(runner, approval)
     }
 
     /// Keeps a stopped run for [`resume`](Self::resume).

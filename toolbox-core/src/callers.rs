@@ -143,8 +143,7 @@ impl Caller {
     /// A provider's `caller` object: `{"type": "direct"}`, Anthropic's
     /// `{"type": "code_execution_…", "tool_id"}`, OpenAI's `{"type":
     /// "program", "caller_id"}`. `None` for anything without a `type`.
-    #[doc(hidden)]
-    pub fn from_wire(value: &Value) -> Option<Caller> {
+    pub(crate) fn from_wire(value: &Value) -> Option<Caller> {
         let kind = value.get("type")?.as_str()?;
         if kind == "direct" {
             return Some(Caller::Direct);

@@ -113,8 +113,7 @@ impl Context {
 
     /// This context for the call `id`: a short id is kept in place,
     /// without an allocation.
-    #[doc(hidden)]
-    pub fn for_call(&self, id: &str) -> Self {
+    pub(crate) fn for_call(&self, id: &str) -> Self {
         Context {
             call_id: Some(CallIdText::of(id)),
             ..self.clone()

@@ -76,9 +76,38 @@ pub mod internal {
     pub use crate::lifecycle::refuse;
     pub use crate::path::join;
     pub use crate::response::json_string;
-    pub use crate::schema::accepts_null;
-    pub use crate::schema::constant;
-    pub use crate::schema::resolve_ref;
+
+    use serde_json::Value;
+
+    use crate::context::Context;
+    use crate::spec::Caller;
+
+    /// The schema a `$ref` inside `root` points at (`#`, `#/$defs/…`,
+    /// `#/definitions/…`).
+    pub fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+        crate::schema::resolve_ref(root, reference)
+    }
+
+    /// Whether `schema` (inside `root`) accepts `null`.
+    pub fn accepts_null(root: &Value, schema: &Value) -> bool {
+        crate::schema::accepts_null(root, schema)
+    }
+
+    /// The one value a property's schema allows (`const`, a one-value
+    /// `enum`), if it allows one.
+    pub fn constant(property: &Value) -> Option<&Value> {
+        crate::schema::constant(property)
+    }
+
+    /// The context of one call of a turn: `ctx` with the call's id.
+    pub fn context_for_call(ctx: &Context, id: &str) -> Context {
+        ctx.for_call(id)
+    }
+
+    /// Who made a call, read from a provider's `caller` object.
+    pub fn caller_from_wire(value: &Value) -> Option<Caller> {
+        Caller::from_wire(value)
+    }
 }
 mod response;
 pub mod schema;

@@ -153,8 +153,7 @@ pub(crate) fn describe_property(
 /// `#/definitions/Name` or any JSON pointer into `root`. The one `$ref`
 /// resolver of the library: lowering, normalization, the surface lock and
 /// the argument check all follow references through it.
-#[doc(hidden)]
-pub fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+pub(crate) fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
     let pointer = reference.strip_prefix('#')?;
     if pointer.is_empty() {
         return Some(root);
@@ -173,8 +172,7 @@ const NULL_REFERENCE_HOPS: usize = 32;
 /// node's `type`, `enum` and `const` must each allow `null` where present
 /// (OpenAPI's `nullable: true` allows it); a `$ref`'s target and every
 /// `allOf` branch must, and one `anyOf` / `oneOf` branch must.
-#[doc(hidden)]
-pub fn accepts_null(root: &Value, schema: &Value) -> bool {
+pub(crate) fn accepts_null(root: &Value, schema: &Value) -> bool {
     accepts_null_within(root, schema, NULL_REFERENCE_HOPS)
 }
 
@@ -232,8 +230,7 @@ fn accepts_null_within(root: &Value, schema: &Value, hops: usize) -> bool {
 /// A property's constant value, `const` or a one-value `enum`: the tag of
 /// a tagged union's branch, for normalization (which branch a value is)
 /// and lowering (which tag to require).
-#[doc(hidden)]
-pub fn constant(property: &Value) -> Option<&Value> {
+pub(crate) fn constant(property: &Value) -> Option<&Value> {
     property.get("const").or_else(|| {
         property
             .get("enum")

@@ -57,7 +57,6 @@ use serde_json::{json, Map, Value};
 
 use internal::{is_tool_search_call, SEARCH_MARK, SEARCH_NOTE};
 use toolbox_core::internal::join;
-use toolbox_core::spec::Caller;
 
 use toolbox_core::args::CallArguments;
 use toolbox_core::args::ToolCall;
@@ -410,7 +409,9 @@ impl Provider {
                             name: reader.string(item, "name", &path)?,
                             arguments: take_arguments(item.get("arguments")),
                             extra: async_extra(item.get("async") == Some(&Value::Bool(true))),
-                            caller: item.get("caller").and_then(Caller::from_wire),
+                            caller: item
+                                .get("caller")
+                                .and_then(toolbox_core::internal::caller_from_wire),
                         })
                     })
                     .collect()
@@ -430,7 +431,9 @@ impl Provider {
                             name: reader.string(block, "name", &path)?,
                             arguments: take_arguments(block.get("input")),
                             extra: None,
-                            caller: block.get("caller").and_then(Caller::from_wire),
+                            caller: block
+                                .get("caller")
+                                .and_then(toolbox_core::internal::caller_from_wire),
                         })
                     })
                     .collect()

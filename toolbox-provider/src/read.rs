@@ -63,7 +63,7 @@ fn caller(raw: Option<&RawValue>) -> Option<Option<Caller>> {
         return Some(None);
     };
     let value: Value = serde_json::from_str(raw.get()).ok()?;
-    Some(Caller::from_wire(&value))
+    Some(toolbox_core::internal::caller_from_wire(&value))
 }
 
 /// A JSON object read as `T`: derived structs also take an array of their

@@ -345,16 +345,14 @@ impl<'a, B: ToolBox + ?Sized> TurnRunner<'a, B> {
     /// whole box behind code: every caller may call every tool, whatever
     /// its [`Callers`](toolbox_provider::program::Callers), and a deferred tool needs
     /// no search first (the script found it with its own).
-    #[doc(hidden)]
-    pub fn inside_code(mut self) -> Self {
+    pub(crate) fn inside_code(mut self) -> Self {
         self.any_caller = true;
         let _ = self.built.set(None);
         self
     }
 
     /// The approval hook, shared.
-    #[doc(hidden)]
-    pub fn approval_shared(mut self, approval: Option<Arc<dyn Approval>>) -> Self {
+    pub(crate) fn approval_shared(mut self, approval: Option<Arc<dyn Approval>>) -> Self {
         self.approval = approval;
         self
     }
@@ -817,7 +815,7 @@ struct Slot<'a> {
 /// The context of one call: the turn's, with the call's id.
 fn call_context(call: &ToolCall, ctx: &Context) -> Context {
     let ctx = match &call.id {
-        Some(id) => ctx.for_call(id),
+        Some(id) => toolbox_core::internal::context_for_call(ctx, id),
         None => ctx.clone(),
     };
     // Who made the call, for the handler's events and the tool itself.
@@ -870,6 +868,27 @@ impl<T> Future for JoinAll<'_, T> {
         } else {
             Poll::Pending
         }
+    }
+}
+
+/// What the toolbox crates above this one build on beside the public API:
+/// not a public API, no stability promise.
+#[doc(hidden)]
+pub mod internal {
+    use std::sync::Arc;
+
+    use toolbox_core::ToolBox;
+
+    use super::{Approval, TurnRunner};
+
+    /// The runner of a local code mode's calls: `approval` asked, every
+    /// caller allowed every tool, and a deferred tool callable without a
+    /// search first (the script found it with its own).
+    pub fn inside_code<B: ToolBox + ?Sized>(
+        runner: TurnRunner<'_, B>,
+        approval: Option<Arc<dyn Approval>>,
+    ) -> TurnRunner<'_, B> {
+        runner.approval_shared(approval).inside_code()
     }
 }
 
