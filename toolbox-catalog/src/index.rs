@@ -117,8 +117,9 @@ pub struct ToolIndex {
     names: Vec<Option<String>>,
     /// Each document's weighted length.
     lengths: Vec<f32>,
-    /// Each document's name, as search words.
-    name_words: Vec<Vec<String>>,
+    /// Each document's name, as search words, each with its
+    /// [`word_hash`].
+    name_words: Vec<Vec<(u64, String)>>,
     live: usize,
     total_length: f32,
 }
@@ -191,7 +192,8 @@ impl ToolIndex {
             self.postings.entry(term).or_default().push((doc, weight));
         }
         self.names.push(Some(spec.name.clone()));
-        self.name_words.push(words(&spec.name));
+        let name_words = words(&spec.name).into_iter().map(|w| (word_hash(&w), w));
+        self.name_words.push(name_words.collect());
         self.lengths.push(length);
         self.live += 1;
         self.total_length += length;
@@ -295,7 +297,7 @@ impl ToolIndex {
             })
             .sum::<f32>()
             * (K1 + 1.0);
-        let asked = units.len();
+        let units_asked = units.len();
         let mut terms: Vec<(String, f32)> = units.into_iter().flatten().collect();
         // Each term once, at its highest weight.
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
@@ -314,6 +316,11 @@ impl ToolIndex {
         }
         // A tool whose name the query covers (`create` and `directory`
         // of `create_directory` for "make a folder") is what was asked for.
+        // Each name word is looked up among the query's terms by its hash
+        // (a long query's terms are many, and so are the tools it scores),
+        // the words compared only when the hash is there.
+        let mut asked: Vec<u64> = terms.iter().map(|(t, _)| word_hash(t)).collect();
+        asked.sort_unstable();
         let mut hits: Vec<(u32, f32)> = scores
             .iter()
             .enumerate()
@@ -322,9 +329,11 @@ impl ToolIndex {
                 let name = &self.name_words[d];
                 let covered = name
                     .iter()
-                    .filter(|w| terms.iter().any(|(t, _)| t == *w))
+                    .filter(|(hash, w)| {
+                        asked.binary_search(hash).is_ok() && terms.iter().any(|(t, _)| t == w)
+                    })
                     .count();
-                let cover = covered as f32 / name.len().max(asked).max(1) as f32;
+                let cover = covered as f32 / name.len().max(units_asked).max(1) as f32;
                 (d as u32, *s * (1.0 + NAME_COVER * cover))
             })
             .collect();
@@ -413,6 +422,14 @@ fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
 
 /// The search words of a text: lower case, split at anything but a letter
 /// or digit and at camelCase humps, stop words dropped, plurals and verb
+/// A search word's 64-bit FNV-1a hash: how a name's words are looked up
+/// among a query's terms.
+fn word_hash(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// endings cut (`issues` → `issue`, `created` → `creat`, `creating` → `creat`).
 pub(crate) fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
