@@ -36,6 +36,7 @@ mod offer;
 pub mod program;
 mod read;
 mod rules;
+mod search;
 mod tags;
 mod tool_changes;
 mod walk;
@@ -50,12 +51,13 @@ pub use check::{
 pub use code::{hosted, ANTHROPIC_CODE_EXECUTION};
 pub use listing::McpToolListings;
 pub use lower::{lower, LowerError, MAX_LOWERED_NODES, MAX_LOWERING_DEPTH};
+pub use search::OPENAI_TOOL_SEARCH;
 pub use tool_changes::ANTHROPIC_INLINE_TOOLS_BETA;
 pub use toolbox_core::schema::Dialect;
 
 use serde_json::{json, Map, Value};
 
-use internal::{is_tool_search_call, SEARCH_MARK, SEARCH_NOTE};
+use search::{is_tool_search_call, search_references, special_result};
 use toolbox_core::internal::join;
 
 use toolbox_core::args::CallArguments;
@@ -689,35 +691,6 @@ pub(crate) fn async_extra(is_async: bool) -> Option<Value> {
     is_async.then(|| json!({"async": true}))
 }
 
-/// The name a client-executed OpenAI `tool_search_call` is read under.
-pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
-
-/// The `tool_reference` blocks of a search answered for Anthropic, and a
-/// text block with its note.
-fn search_references(call: &ToolCall) -> Option<Value> {
-    let extra = call.extra.as_ref()?;
-    let names = extra.get(SEARCH_MARK)?.as_array()?;
-    let mut blocks: Vec<Value> = names
-        .iter()
-        .map(|name| json!({"type": "tool_reference", "tool_name": name}))
-        .collect();
-    if let Some(note) = extra.get(SEARCH_NOTE).and_then(Value::as_str) {
-        blocks.push(json!({"type": "text", "text": note}));
-    }
-    Some(Value::Array(blocks))
-}
-
-/// Whether a call's result message is not the plain one (a search answered
-/// for OpenAI Responses or Anthropic).
-pub(crate) fn special_result(call: &ToolCall) -> bool {
-    is_tool_search_call(call)
-        || tool_changes::carries(call)
-        || call
-            .extra
-            .as_ref()
-            .is_some_and(|e| e.get(SEARCH_MARK).is_some())
-}
-
 /// A description with the tool's examples, for a dialect with no field
 /// for them.
 fn described_with_examples(spec: &ToolSpecification) -> String {
@@ -907,16 +880,11 @@ fn call_id(id: Option<&Value>) -> Option<String> {
 /// shared helpers, not a public API, no stability promise.
 #[doc(hidden)]
 pub mod internal {
-    use serde_json::Value;
-    use toolbox_core::args::ToolCall;
-
     pub use crate::code::hosted_tool;
     pub use crate::namespaces::responses_tools;
     pub use crate::offer::Screen;
     pub use crate::offer::Screened;
-    pub use crate::tool_changes::addition;
-    pub use crate::tool_changes::removal;
-    pub use crate::tool_changes::TOOL_CHANGES;
+    pub use crate::search::{is_tool_search_call, SEARCH_MARK, SEARCH_NOTE};
 
     /// Anthropic's inline tool changes (`tool_addition`, `tool_removal`).
     pub mod tool_changes {
@@ -926,22 +894,5 @@ pub mod internal {
     /// The walk over a schema's nodes.
     pub mod walk {
         pub use crate::walk::*;
-    }
-
-    /// The key in a [`ToolCall::extra`] that marks a tool search answered for
-    /// Anthropic: its result is sent as `tool_reference` blocks.
-    pub const SEARCH_MARK: &str = "toolbox_search";
-
-    /// The key in a [`ToolCall::extra`] with what the model is told beside a
-    /// search's `tool_reference` blocks (the tools unloaded to make room).
-    pub const SEARCH_NOTE: &str = "toolbox_search_note";
-
-    /// Whether `call` is an OpenAI client-executed `tool_search_call`.
-    pub fn is_tool_search_call(call: &ToolCall) -> bool {
-        call.extra
-            .as_ref()
-            .and_then(|e| e.get("type"))
-            .and_then(Value::as_str)
-            == Some("tool_search_call")
     }
 }
