@@ -258,31 +258,58 @@ fn a_broken_model_directory_is_an_error_naming_the_file() {
 
 /// What `run` logged at `level` and above, beside what it returned.
 fn logged<R>(level: tracing::Level, run: impl FnOnce() -> R) -> (R, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
+    use std::cell::RefCell;
+    use std::sync::{Mutex, OnceLock};
+    use tracing_subscriber::fmt::MakeWriter;
+
+    type Capture = (tracing::Level, Arc<Mutex<Vec<u8>>>);
+    thread_local! {
+        static CAPTURE: RefCell<Option<Capture>> = const { RefCell::new(None) };
+    }
+    /// Appends to the capture of the thread that logged, or drops the line.
+    struct Sink(Option<Arc<Mutex<Vec<u8>>>>);
+    impl std::io::Write for Sink {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
+            if let Some(buffer) = &self.0 {
+                buffer.lock().unwrap().extend_from_slice(bytes);
+            }
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
     }
-    let buffer = Buffer::default();
-    let sink = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || sink.clone())
-        .with_ansi(false)
-        .with_max_level(level)
-        .finish();
-    // A callsite another test's thread reached first, with no subscriber,
-    // may have cached "never": interest is asked again with this one on.
-    let out = tracing::subscriber::with_default(subscriber, || {
-        tracing::callsite::rebuild_interest_cache();
-        run()
+    struct ByThread;
+    impl<'a> MakeWriter<'a> for ByThread {
+        type Writer = Sink;
+        fn make_writer(&'a self) -> Sink {
+            Sink(None)
+        }
+        fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Sink {
+            Sink(CAPTURE.with(|capture| match &*capture.borrow() {
+                Some((level, buffer)) if meta.level() <= level => Some(buffer.clone()),
+                _ => None,
+            }))
+        }
+    }
+    // One global subscriber for the whole binary, so every callsite's
+    // interest is decided once with it on: a scoped subscriber races
+    // other tests' threads that register callsites or rebuild the
+    // interest cache with no subscriber, and loses lines one run in many.
+    static GLOBAL: OnceLock<()> = OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(ByThread)
+            .with_ansi(false)
+            .with_max_level(tracing::Level::TRACE)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
     });
-    let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    CAPTURE.with(|capture| *capture.borrow_mut() = Some((level, buffer.clone())));
+    let out = run();
+    CAPTURE.with(|capture| *capture.borrow_mut() = None);
+    let log = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
     (out, log)
 }
 
