@@ -149,6 +149,11 @@ impl Embedder {
         Ok(self)
     }
 
+    /// Runs `work` on the model's threads (its rayon calls use them).
+    pub(super) fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(work)
+    }
+
     /// How many threads the model runs on.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
