@@ -218,7 +218,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .position(|a| a == "--dump")
         .and_then(|i| args.get(i + 1))
     {
-        dump(path, &rankers, &tasks)?;
+        dump(path, &specs, &rankers, &tasks)?;
     }
     if std::env::args().any(|a| a == "--misses") {
         for (name, ranker) in &rankers {
@@ -239,13 +239,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Each tune task with every ranker's top 50 (name and score), one JSON
 /// object a line.
-fn dump(path: &str, rankers: &[Ranker], tasks: &[Task]) -> Result<(), Box<dyn std::error::Error>> {
+fn dump(
+    path: &str,
+    specs: &[ToolSpecification],
+    rankers: &[Ranker],
+    tasks: &[Task],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let lexical_index = ToolIndex::new(specs);
     let mut out = String::new();
     for task in tasks.iter().filter(|t| t.tune) {
+        let (_, ceiling) =
+            toolbox::catalog::internal::lexical_ranked(&lexical_index, &task.query, 1);
         let mut line = serde_json::json!({
             "query": task.query,
             "hard": task.hard,
             "tools": task.tools,
+            "ceiling": ceiling,
         });
         for (name, ranker) in rankers {
             let hits: Vec<(String, f32)> = ranker

@@ -605,6 +605,7 @@ struct Options {
     variants: Vec<Variant>,
     misses: Option<String>,
     spec: Option<String>,
+    dump: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, String> {
@@ -612,6 +613,7 @@ fn options() -> Result<Options, String> {
     let mut variants = Vec::new();
     let mut misses = None;
     let mut spec = None;
+    let mut dump = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("`{arg}` needs a value"));
@@ -638,9 +640,10 @@ fn options() -> Result<Options, String> {
                 misses = Some(ranker);
             }
             "--spec" => spec = Some(value()?),
+            "--dump" => dump = Some(PathBuf::from(value()?)),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`: --subset NAME, --variant query|instruction, --misses RANKER, --spec TOOL_ID"
+                    "unknown argument `{other}`: --subset NAME, --variant query|instruction, --misses RANKER, --spec TOOL_ID, --dump FILE"
                 ))
             }
         }
@@ -660,6 +663,7 @@ fn options() -> Result<Options, String> {
         variants,
         misses,
         spec,
+        dump,
     })
 }
 
@@ -686,6 +690,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = semantic::Model::load()?;
     let mut results = Results::new();
     let mut labels = BTreeMap::new();
+    let mut dump = String::new();
     for name in &options.subsets {
         let subset = Subset::load(&dir, name)?;
         labels.insert(subset.name.clone(), subset.label());
@@ -722,8 +727,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )?;
             #[cfg(feature = "semantic")]
             rankers.judge(&subset, &by_name, variant, &mut results, misses)?;
+            if options.dump.is_some() {
+                for q in &subset.queries {
+                    let text = q.text(variant);
+                    let (hits, ceiling) =
+                        toolbox::catalog::internal::lexical_ranked(&lexical, &text, 50);
+                    let ids = |hits: Vec<toolbox::catalog::SearchHit>| -> Vec<(String, f32)> {
+                        hits.into_iter()
+                            .map(|h| (by_name[h.name.as_str()].to_owned(), h.score))
+                            .collect()
+                    };
+                    #[allow(unused_mut)]
+                    let mut line = serde_json::json!({
+                        "subset": subset.name,
+                        "variant": variant.key(),
+                        "relevant": q.relevant,
+                        "ceiling": ceiling,
+                        "lexical": ids(hits),
+                    });
+                    #[cfg(feature = "semantic")]
+                    {
+                        // The model's first 100, and its cosine of each lexical hit.
+                        let lexical_ids: HashSet<&str> = line["lexical"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|hit| hit[0].as_str())
+                            .collect();
+                        let model: Vec<(String, f32)> = ids(rankers.model_hits(&text, usize::MAX))
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(i, (id, _))| *i < 100 || lexical_ids.contains(id.as_str()))
+                            .map(|(_, hit)| hit)
+                            .collect();
+                        line["model"] = serde_json::json!(model);
+                        line["hybrid"] = serde_json::json!(ids(rankers.hybrid_hits(&text, 10)));
+                    }
+                    dump.push_str(&line.to_string());
+                    dump.push('\n');
+                }
+            }
         }
         eprintln!("toolret: {} done", subset.name);
+    }
+    if let Some(path) = &options.dump {
+        std::fs::write(path, dump)?;
     }
     for &variant in &options.variants {
         print_variant(&results, &labels, variant);
@@ -951,6 +999,24 @@ mod semantic {
     }
 
     impl Rankers {
+        /// The model alone's best `limit` tools for `text`.
+        pub(crate) fn model_hits(
+            &self,
+            text: &str,
+            limit: usize,
+        ) -> Vec<toolbox::catalog::SearchHit> {
+            self.model.search(text, limit)
+        }
+
+        /// The hybrid catalogue's best `limit` tools for `text`.
+        pub(crate) fn hybrid_hits(
+            &self,
+            text: &str,
+            limit: usize,
+        ) -> Vec<toolbox::catalog::SearchHit> {
+            self.hybrid.search(text, limit)
+        }
+
         pub(crate) fn judge(
             &mut self,
             subset: &Subset,

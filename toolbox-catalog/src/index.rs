@@ -30,7 +30,7 @@ pub trait ToolSearch: Send + Sync {
 }
 
 /// How much a word counts where it was found.
-const NAME: f32 = 3.0;
+const NAME: f32 = 2.0;
 const TITLE: f32 = 2.0;
 const NAMESPACE: f32 = 1.5;
 const PARAMETER: f32 = 1.5;
@@ -38,9 +38,9 @@ const DESCRIPTION: f32 = 1.0;
 const NAMESPACE_DESCRIPTION: f32 = 0.4;
 const PARAMETER_DESCRIPTION: f32 = 0.5;
 /// A query word that only starts an indexed word counts this much.
-const PREFIX: f32 = 0.5;
+const PREFIX: f32 = 0.25;
 /// BM25's saturation and length normalisation.
-const K1: f32 = 1.2;
+const K1: f32 = 1.5;
 const B: f32 = 0.75;
 /// How deep parameter names and descriptions are read.
 const MAX_SCHEMA_DEPTH: usize = 4;
@@ -420,8 +420,6 @@ fn synonyms(word: &str) -> impl Iterator<Item = &'static str> + '_ {
     by_stem.get(word).into_iter().flatten().copied()
 }
 
-/// The search words of a text: lower case, split at anything but a letter
-/// or digit and at camelCase humps, stop words dropped, plurals and verb
 /// A search word's 64-bit FNV-1a hash: how a name's words are looked up
 /// among a query's terms.
 fn word_hash(word: &str) -> u64 {
@@ -430,6 +428,8 @@ fn word_hash(word: &str) -> u64 {
     })
 }
 
+/// The search words of a text: lower case, split at anything but a letter
+/// or digit and at camelCase humps, stop words dropped, plurals and verb
 /// endings cut (`issues` → `issue`, `created` → `creat`, `creating` → `creat`).
 pub(crate) fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();

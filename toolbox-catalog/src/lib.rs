@@ -776,6 +776,17 @@ fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -
 pub mod internal {
     pub use crate::index::clip;
 
+    /// The lexical index's best `limit` tools for `query` and the query's
+    /// ceiling (what the hybrid weighs the best match's strength by), for
+    /// the search benchmarks' dumps.
+    pub fn lexical_ranked(
+        index: &crate::ToolIndex,
+        query: &str,
+        limit: usize,
+    ) -> (Vec<crate::SearchHit>, f32) {
+        index.ranked(query, limit)
+    }
+
     /// A description's first line, at most 200 characters (cut at a word).
     pub fn one_line(description: &str) -> String {
         let line = description.trim().lines().next().unwrap_or_default().trim();
