@@ -213,12 +213,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let args: Vec<String> = std::env::args().collect();
-    if let Some(path) = args
-        .iter()
-        .position(|a| a == "--dump")
-        .and_then(|i| args.get(i + 1))
-    {
-        dump(path, &specs, &rankers, &tasks)?;
+    if let Some(at) = args.iter().position(|a| a == "--dump") {
+        match args.get(at + 1).filter(|path| !path.starts_with("--")) {
+            Some(path) => dump(path, &specs, &rankers, &tasks)?,
+            None => return Err("`--dump` needs a file to write".into()),
+        }
     }
     if std::env::args().any(|a| a == "--misses") {
         for (name, ranker) in &rankers {
@@ -237,8 +236,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Each tune task with every ranker's top 50 (name and score), one JSON
-/// object a line.
+/// Each tune task with every ranker's top 50 (name and score), the
+/// lexical ranker's ceiling, and each other ranker's score of every
+/// lexical hit too (what the hybrid fuses), one JSON object a line.
 fn dump(
     path: &str,
     specs: &[ToolSpecification],
@@ -256,11 +256,18 @@ fn dump(
             "tools": task.tools,
             "ceiling": ceiling,
         });
+        let lexical: Vec<String> = lexical_index
+            .search(&task.query, 50)
+            .into_iter()
+            .map(|h| h.name)
+            .collect();
         for (name, ranker) in rankers {
             let hits: Vec<(String, f32)> = ranker
-                .search(&task.query, 50)
+                .search(&task.query, usize::MAX)
                 .into_iter()
-                .map(|h| (h.name, h.score))
+                .enumerate()
+                .filter(|(i, hit)| *i < 50 || lexical.contains(&hit.name))
+                .map(|(_, h)| (h.name, h.score))
                 .collect();
             line[*name] = serde_json::json!(hits);
         }

@@ -754,12 +754,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             .flatten()
                             .filter_map(|hit| hit[0].as_str())
                             .collect();
-                        let model: Vec<(String, f32)> = ids(rankers.model_hits(&text, usize::MAX))
-                            .into_iter()
-                            .enumerate()
-                            .filter(|(i, (id, _))| *i < 100 || lexical_ids.contains(id.as_str()))
-                            .map(|(_, hit)| hit)
-                            .collect();
+                        let model: Vec<(String, f32)> = ids(rankers.model_hits(
+                            toolbox::catalog::internal::clip(
+                                &text,
+                                toolbox::catalog::MAX_QUERY_BYTES,
+                            ),
+                            usize::MAX,
+                        ))
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, (id, _))| *i < 100 || lexical_ids.contains(id.as_str()))
+                        .map(|(_, hit)| hit)
+                        .collect();
                         line["model"] = serde_json::json!(model);
                         line["hybrid"] = serde_json::json!(ids(rankers.hybrid_hits(&text, 10)));
                     }

@@ -305,6 +305,9 @@ fn logged<R>(level: tracing::Level, run: impl FnOnce() -> R) -> (R, String) {
             .finish();
         tracing::subscriber::set_global_default(subscriber).unwrap();
     });
+    // A callsite first reached by another test's thread while the global
+    // subscriber was being installed may have cached "never": asked again.
+    tracing::callsite::rebuild_interest_cache();
     let buffer = Arc::new(Mutex::new(Vec::new()));
     CAPTURE.with(|capture| *capture.borrow_mut() = Some((level, buffer.clone())));
     let out = run();

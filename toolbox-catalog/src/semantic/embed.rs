@@ -38,8 +38,9 @@ enum Pooling {
 /// ```
 pub struct Embedder {
     model: BertModel,
-    /// The threads the model runs on: candle's matrix products and the
-    /// tokenizer's batches are installed here, not on the global pool.
+    /// The threads the model runs on: candle's matrix products, the
+    /// tokenizer's batches and the semantic index's scan of the tool
+    /// vectors are installed here, not on the global pool.
     pool: rayon::ThreadPool,
     tokenizer: Tokenizer,
     pooling: Pooling,
