@@ -248,19 +248,15 @@ fn dump(
     let lexical_index = ToolIndex::new(specs);
     let mut out = String::new();
     for task in tasks.iter().filter(|t| t.tune) {
-        let (_, ceiling) =
-            toolbox::catalog::internal::lexical_ranked(&lexical_index, &task.query, 1);
+        let (lexical, ceiling) =
+            toolbox::catalog::internal::lexical_ranked(&lexical_index, &task.query, 50);
+        let lexical: Vec<String> = lexical.into_iter().map(|h| h.name).collect();
         let mut line = serde_json::json!({
             "query": task.query,
             "hard": task.hard,
             "tools": task.tools,
             "ceiling": ceiling,
         });
-        let lexical: Vec<String> = lexical_index
-            .search(&task.query, 50)
-            .into_iter()
-            .map(|h| h.name)
-            .collect();
         for (name, ranker) in rankers {
             let hits: Vec<(String, f32)> = ranker
                 .search(&task.query, usize::MAX)

@@ -737,24 +737,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             .map(|h| (by_name[h.name.as_str()].to_owned(), h.score))
                             .collect()
                     };
+                    let lexical_hits = ids(hits);
                     #[allow(unused_mut)]
                     let mut line = serde_json::json!({
                         "subset": subset.name,
                         "variant": variant.key(),
                         "relevant": q.relevant,
                         "ceiling": ceiling,
-                        "lexical": ids(hits),
+                        "lexical": lexical_hits,
                     });
                     #[cfg(feature = "semantic")]
                     {
                         // The model's first 100, and its cosine of each lexical hit.
-                        let lexical_ids: HashSet<&str> = line["lexical"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|hit| hit[0].as_str())
-                            .collect();
-                        let model: Vec<(String, f32)> = ids(rankers.model_hits(
+                        let lexical_ids: HashSet<&str> =
+                            lexical_hits.iter().map(|(id, _)| id.as_str()).collect();
+                        let model: Vec<(String, f32)> = ids(rankers.model.search(
                             toolbox::catalog::internal::clip(
                                 &text,
                                 toolbox::catalog::MAX_QUERY_BYTES,
@@ -767,7 +764,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .map(|(_, hit)| hit)
                         .collect();
                         line["model"] = serde_json::json!(model);
-                        line["hybrid"] = serde_json::json!(ids(rankers.hybrid_hits(&text, 10)));
+                        line["hybrid"] = serde_json::json!(ids(rankers.hybrid.search(&text, 10)));
                     }
                     dump.push_str(&line.to_string());
                     dump.push('\n');
@@ -986,8 +983,8 @@ mod semantic {
     }
 
     pub(crate) struct Rankers {
-        model: SemanticIndex,
-        hybrid: Catalog,
+        pub(crate) model: SemanticIndex,
+        pub(crate) hybrid: Catalog,
         documents: Vec<Vec<f32>>,
         cache: Vectors,
         embedder: Arc<Embedder>,
@@ -1005,24 +1002,6 @@ mod semantic {
     }
 
     impl Rankers {
-        /// The model alone's best `limit` tools for `text`.
-        pub(crate) fn model_hits(
-            &self,
-            text: &str,
-            limit: usize,
-        ) -> Vec<toolbox::catalog::SearchHit> {
-            self.model.search(text, limit)
-        }
-
-        /// The hybrid catalogue's best `limit` tools for `text`.
-        pub(crate) fn hybrid_hits(
-            &self,
-            text: &str,
-            limit: usize,
-        ) -> Vec<toolbox::catalog::SearchHit> {
-            self.hybrid.search(text, limit)
-        }
-
         pub(crate) fn judge(
             &mut self,
             subset: &Subset,
