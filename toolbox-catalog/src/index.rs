@@ -524,6 +524,19 @@ mod tests {
     }
 
     #[test]
+    fn asking_to_be_told_is_not_asking_to_post() {
+        // "tell me" asks for information: the lexicon no longer reads
+        // `tell` as posting a message (it hurt on ToolRet's apibank and
+        // apigen, BENCHMARKS.md).
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("post_message", "Post a message to a channel."),
+            ToolSpecification::new("query_history_today", "Historical events of a date."),
+        ]);
+        let hits = index.search("can you tell me what happened on april 21", 5);
+        assert!(hits.iter().all(|h| h.name != "post_message"), "{hits:?}");
+    }
+
+    #[test]
     fn a_users_words_reach_the_tools_words() {
         let index = ToolIndex::new(&[
             ToolSpecification::new("create_directory", "Creates a directory."),
