@@ -16,13 +16,19 @@
 //! `.interop/model/all-MiniLM-L6-v2`, where `scripts/fetch_model` puts the
 //! registry-shipped all-MiniLM-L6-v2).
 //!
+//! `--corpus DIR` judges another corpus of the same layout (`servers.json`,
+//! `servers/`, `queries.txt`, `tune.txt`), every task of its `queries.txt`
+//! reported: `scripts/fetch_mcptoolbench` writes MCPToolBench++'s
+//! single-call tasks so, tasks and tools no one here wrote.
+//!
 //! ```sh
 //! cargo run --example search_quality
 //! scripts/fetch_model && cargo run --release --features semantic --example search_quality
+//! scripts/fetch_mcptoolbench && cargo run --release --example search_quality -- --corpus .interop/mcptoolbench
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use toolbox::catalog::{ToolIndex, ToolSearch};
@@ -86,10 +92,13 @@ fn fnv(text: &str) -> u64 {
     })
 }
 
-/// The labelled tasks: queries.txt split by each task's text, and tune.txt
-/// all tune; an unknown tool is an error naming its line.
-fn tasks(dir: &Path, specs: &[ToolSpecification]) -> Result<Vec<Task>, String> {
-    let mut tasks = read_tasks(&dir.join("queries.txt"), specs, |query| fnv(query) % 5 < 2)?;
+/// The labelled tasks: queries.txt split by each task's text (all of it
+/// reported where `split` is off), and tune.txt all tune; an unknown tool
+/// is an error naming its line.
+fn tasks(dir: &Path, specs: &[ToolSpecification], split: bool) -> Result<Vec<Task>, String> {
+    let mut tasks = read_tasks(&dir.join("queries.txt"), specs, |query| {
+        split && fnv(query) % 5 < 2
+    })?;
     tasks.extend(read_tasks(&dir.join("tune.txt"), specs, |_| true)?);
     Ok(tasks)
 }
@@ -187,9 +196,21 @@ fn report(name: &str, part: &str, scores: &[Scores; 3]) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search");
+    let args: Vec<String> = std::env::args().collect();
+    // Another corpus of the same layout (`--corpus DIR`): all its
+    // queries.txt reported, its tune.txt (which may be empty) tune.
+    let corpus = match args.iter().position(|a| a == "--corpus") {
+        Some(at) => match args.get(at + 1).filter(|dir| !dir.starts_with("--")) {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => return Err("`--corpus` needs a directory".into()),
+        },
+        None => None,
+    };
+    let dir = corpus
+        .clone()
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search"));
     let specs = tools(&dir)?;
-    let tasks = tasks(&dir, &specs)?;
+    let tasks = tasks(&dir, &specs, corpus.is_none())?;
     let servers: BTreeMap<&str, usize> = specs.iter().fold(BTreeMap::new(), |mut m, s| {
         *m.entry(s.namespace.as_ref().map_or("", |n| n.name.as_str()))
             .or_default() += 1;
@@ -208,11 +229,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rankers.extend(semantic::rankers(&specs)?);
     for (part, tune) in [("report", false), ("tune", true)] {
         let chosen: Vec<&Task> = tasks.iter().filter(|t| t.tune == tune).collect();
+        if chosen.is_empty() {
+            continue;
+        }
         for (name, ranker) in &rankers {
             report(name, part, &judge(ranker.as_ref(), &chosen));
         }
     }
-    let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--dump") {
         match args.get(at + 1).filter(|path| !path.starts_with("--")) {
             Some(path) => dump(path, &specs, &rankers, &tasks)?,

@@ -460,9 +460,18 @@ pub(crate) fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Words ending in `s` the stemmer leaves whole: cut, they would be
+/// another word.
+const NOT_PLURALS: &[&str] = &["news"];
+
 /// A light English stemmer: enough that a query's word form meets the
 /// tool's (`list files` finds `list_file`).
 fn stem(word: &str) -> String {
+    // A word whose `s` is not a plural's, and whose cut form is another
+    // word (`news` is not `new`).
+    if NOT_PLURALS.contains(&word) {
+        return word.to_owned();
+    }
     let cut = |suffix: &str, min: usize| {
         word.strip_suffix(suffix)
             .filter(|stem| stem.chars().count() >= min)
@@ -521,6 +530,20 @@ mod tests {
             ToolSpecification::new("now", "The time."),
         ]);
         assert_eq!(index.search("repo", 5).len(), 1);
+    }
+
+    #[test]
+    fn news_is_not_new() {
+        assert_eq!(words("the latest news"), ["latest", "news"]);
+        let index = ToolIndex::new(&[
+            ToolSpecification::new("web_search", "Search the web."),
+            ToolSpecification::new("create_issue", "Open an issue in a repository."),
+        ]);
+        // `news` means the web; `new` means making something, not searching.
+        assert_eq!(index.search("latest news on rust", 1)[0].name, "web_search");
+        let hits = index.search("make a new issue", 5);
+        assert_eq!(hits[0].name, "create_issue");
+        assert!(hits.iter().all(|h| h.name != "web_search"), "{hits:?}");
     }
 
     #[test]
