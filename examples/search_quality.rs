@@ -18,13 +18,13 @@
 //!
 //! `--corpus DIR` judges another corpus of the same layout (`servers.json`,
 //! `servers/`, `queries.txt`, `tune.txt`), every task of its `queries.txt`
-//! reported: `scripts/fetch_mcptoolbench` writes MCPToolBench++'s
+//! reported (and dumped or listed by `--dump` and `--misses`): `scripts/fetch_mcptoolbench` writes MCPToolBench++'s
 //! single-call tasks so, tasks and tools no one here wrote.
 //!
 //! ```sh
 //! cargo run --example search_quality
 //! scripts/fetch_model && cargo run --release --features semantic --example search_quality
-//! scripts/fetch_mcptoolbench && cargo run --release --example search_quality -- --corpus .interop/mcptoolbench
+//! scripts/fetch_mcptoolbench && cargo run --release --features semantic --example search_quality -- --corpus .interop/mcptoolbench
 //! ```
 
 use std::collections::BTreeMap;
@@ -184,19 +184,42 @@ fn judge(ranker: &dyn ToolSearch, tasks: &[&Task]) -> [Scores; 3] {
 
 fn report(name: &str, part: &str, scores: &[Scores; 3]) {
     let [all, easy, hard] = scores;
+    // A difficulty with no task (another corpus may label none hard).
+    let at5 = |s: &Scores| {
+        if s.n == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.3}", s.ratio(s.at5))
+        }
+    };
     println!(
-        "{part:<6} {name:<9} recall@1 {:.3}  recall@5 {:.3}  MRR {:.3}  recall@5 easy {:.3} / hard {:.3}  ({} tasks)",
+        "{part:<6} {name:<9} recall@1 {:.3}  recall@5 {:.3}  MRR {:.3}  recall@5 easy {} / hard {}  ({} tasks)",
         all.ratio(all.at1),
         all.ratio(all.at5),
         all.reciprocal / all.n.max(1) as f64,
-        easy.ratio(easy.at5),
-        hard.ratio(hard.at5),
+        at5(easy),
+        at5(hard),
         all.n
     );
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--misses" => {}
+            "--dump" | "--corpus" => {
+                rest.next();
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`: --corpus DIR, --dump FILE, --misses"
+                )
+                .into())
+            }
+        }
+    }
     // Another corpus of the same layout (`--corpus DIR`): all its
     // queries.txt reported, its tune.txt (which may be empty) tune.
     let corpus = match args.iter().position(|a| a == "--corpus") {
@@ -236,15 +259,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report(name, part, &judge(ranker.as_ref(), &chosen));
         }
     }
+    // What `--dump` and `--misses` read: the tune part, or every task of
+    // another corpus (nothing is tuned on it, and its tune.txt may be empty).
+    let studied: Vec<&Task> = tasks
+        .iter()
+        .filter(|t| t.tune || corpus.is_some())
+        .collect();
     if let Some(at) = args.iter().position(|a| a == "--dump") {
         match args.get(at + 1).filter(|path| !path.starts_with("--")) {
-            Some(path) => dump(path, &specs, &rankers, &tasks)?,
+            Some(path) => dump(path, &specs, &rankers, &studied)?,
             None => return Err("`--dump` needs a file to write".into()),
         }
     }
     if std::env::args().any(|a| a == "--misses") {
         for (name, ranker) in &rankers {
-            for task in tasks.iter().filter(|t| t.tune) {
+            for task in &studied {
                 let hits = ranker.search(&task.query, 5);
                 if !hits.iter().any(|h| task.tools.contains(&h.name)) {
                     let found: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
@@ -266,11 +295,11 @@ fn dump(
     path: &str,
     specs: &[ToolSpecification],
     rankers: &[Ranker],
-    tasks: &[Task],
+    tasks: &[&Task],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let lexical_index = ToolIndex::new(specs);
     let mut out = String::new();
-    for task in tasks.iter().filter(|t| t.tune) {
+    for task in tasks {
         let (lexical, ceiling) =
             toolbox::catalog::internal::lexical_ranked(&lexical_index, &task.query, 50);
         let lexical: Vec<String> = lexical.into_iter().map(|h| h.name).collect();

@@ -553,10 +553,14 @@ mod tests {
         // apigen, BENCHMARKS.md).
         let index = ToolIndex::new(&[
             ToolSpecification::new("post_message", "Post a message to a channel."),
-            ToolSpecification::new("query_history_today", "Historical events of a date."),
+            ToolSpecification::new("query_history_today", "Events that happened on a date."),
         ]);
         let hits = index.search("can you tell me what happened on april 21", 5);
+        assert_eq!(hits[0].name, "query_history_today", "{hits:?}");
         assert!(hits.iter().all(|h| h.name != "post_message"), "{hits:?}");
+        // Asking to post still finds the posting tool.
+        let hits = index.search("post a message saying hi", 1);
+        assert_eq!(hits[0].name, "post_message");
     }
 
     #[test]
