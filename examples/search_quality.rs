@@ -18,8 +18,9 @@
 //!
 //! `--corpus DIR` judges another corpus of the same layout (`servers.json`,
 //! `servers/`, `queries.txt`, `tune.txt`), every task of its `queries.txt`
-//! reported (and dumped or listed by `--dump` and `--misses`): `scripts/fetch_mcptoolbench` writes MCPToolBench++'s
-//! single-call tasks so, tasks and tools no one here wrote.
+//! reported (and dumped or listed by `--dump` and `--misses`):
+//! `scripts/fetch_mcptoolbench` writes MCPToolBench++'s single-call tasks
+//! so, tasks and tools no one here wrote.
 //!
 //! ```sh
 //! cargo run --example search_quality
@@ -204,14 +205,23 @@ fn report(name: &str, part: &str, scores: &[Scores; 3]) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let mut rest = args.iter().skip(1);
-    while let Some(arg) = rest.next() {
+    // Another corpus of the same layout (`--corpus DIR`): all its
+    // queries.txt reported, its tune.txt (which may be empty) tune.
+    let mut corpus = None;
+    let mut dump_to = None;
+    let mut misses = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        // A value, not the next flag (`--dump --misses` names no file).
+        let mut value = |what: &str| {
+            args.next()
+                .filter(|v| !v.starts_with("--"))
+                .ok_or(format!("`{arg}` needs {what}"))
+        };
         match arg.as_str() {
-            "--misses" => {}
-            "--dump" | "--corpus" => {
-                rest.next();
-            }
+            "--misses" => misses = true,
+            "--dump" => dump_to = Some(value("a file to write")?),
+            "--corpus" => corpus = Some(PathBuf::from(value("a directory")?)),
             other => {
                 return Err(format!(
                     "unknown argument `{other}`: --corpus DIR, --dump FILE, --misses"
@@ -220,15 +230,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    // Another corpus of the same layout (`--corpus DIR`): all its
-    // queries.txt reported, its tune.txt (which may be empty) tune.
-    let corpus = match args.iter().position(|a| a == "--corpus") {
-        Some(at) => match args.get(at + 1).filter(|dir| !dir.starts_with("--")) {
-            Some(dir) => Some(PathBuf::from(dir)),
-            None => return Err("`--corpus` needs a directory".into()),
-        },
-        None => None,
-    };
     let dir = corpus
         .clone()
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search"));
@@ -265,13 +266,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .filter(|t| t.tune || corpus.is_some())
         .collect();
-    if let Some(at) = args.iter().position(|a| a == "--dump") {
-        match args.get(at + 1).filter(|path| !path.starts_with("--")) {
-            Some(path) => dump(path, &specs, &rankers, &studied)?,
-            None => return Err("`--dump` needs a file to write".into()),
-        }
+    if let Some(path) = &dump_to {
+        dump(path, &specs, &rankers, &studied)?;
     }
-    if std::env::args().any(|a| a == "--misses") {
+    if misses {
         for (name, ranker) in &rankers {
             for task in &studied {
                 let hits = ranker.search(&task.query, 5);
@@ -288,7 +286,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Each tune task with every ranker's top 50 (name and score), the
+/// Each of `tasks` with every ranker's top 50 (name and score), the
 /// lexical ranker's ceiling, and each other ranker's score of every
 /// lexical hit too (what the hybrid fuses), one JSON object a line.
 fn dump(
