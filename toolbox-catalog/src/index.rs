@@ -300,13 +300,14 @@ impl ToolIndex {
             * (K1 + 1.0);
         let units_asked = units.len();
         // Each term once, at its highest weight, with the units it stands
-        // for (a bit each: a query has at most 128, its words and its
-        // identifiers).
-        let mut terms: Vec<(String, f32, u128)> = units
+        // for: a bit each for the first 64 (a query's words come first, at
+        // most 64 of them, then its identifiers), which the coverage reads.
+        let counted = units_asked.min(64);
+        let mut terms: Vec<(String, f32, u64)> = units
             .into_iter()
             .enumerate()
             .flat_map(|(at, unit)| {
-                let bit = 1u128 << at.min(127);
+                let bit = 1u64.checked_shl(at as u32).unwrap_or(0);
                 unit.into_iter()
                     .map(move |(term, weight)| (term, weight, bit))
             })
@@ -322,7 +323,7 @@ impl ToolIndex {
         let average = (self.total_length / docs).max(f32::EPSILON);
         let mut scores = vec![0f32; self.names.len()];
         // Which of the query's units each tool's text holds.
-        let mut held = vec![0u128; self.names.len()];
+        let mut held = vec![0u64; self.names.len()];
         for (term, term_weight, units) in &terms {
             self.matches(term, |postings, weight, exact| {
                 let weight = weight * term_weight;
@@ -331,7 +332,7 @@ impl ToolIndex {
                     let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / average);
                     scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
                 }
-                if exact {
+                if exact && *units != 0 {
                     for &(doc, _) in postings {
                         held[doc as usize] |= units;
                     }
@@ -360,7 +361,7 @@ impl ToolIndex {
                 let cover = covered as f32 / name.len().max(units_asked).max(1) as f32;
                 // A tool that holds more of what was asked is what was
                 // asked for, however rare its one matching word.
-                let coverage = held[d].count_ones() as f32 / units_asked.max(1) as f32;
+                let coverage = held[d].count_ones() as f32 / counted.max(1) as f32;
                 (
                     d as u32,
                     *s * (1.0 + NAME_COVER * cover) * (1.0 + COVERAGE * coverage),
