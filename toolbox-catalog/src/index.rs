@@ -280,8 +280,8 @@ impl ToolIndex {
 
     /// The best `limit` documents for `query` with their scores, best
     /// first, and the query's ceiling: what a tool matching each of its
-    /// units at its rarest term would score (before the name cover), the
-    /// measure of how strong a match is.
+    /// units at its rarest term would score (before the name cover and the
+    /// coverage), the measure of how strong a match is.
     pub(crate) fn ranked(&self, query: &str, limit: usize) -> (Vec<SearchHit>, f32) {
         if self.live == 0 || limit == 0 {
             return (Vec::new(), 0.0);
