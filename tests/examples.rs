@@ -384,9 +384,9 @@ fn search_quality_on_the_held_back_tasks() {
     // lost the entries that cost on ToolRet): the lexical ranking has no
     // model and reads the same everywhere.
     assert!(figure(line, "recall@5 ") >= 0.849, "{line}");
-    // 0.651 (164 of 252) since a tool's score weighs how much of the
-    // request it holds; 0.635 without.
-    assert!(figure(line, "recall@1 ") >= 0.65, "{line}");
+    // 0.659 (166 of 252) since a tool's score weighs how much of the
+    // request it holds, 0.635 (160) without; a margin of four tasks.
+    assert!(figure(line, "recall@1 ") >= 0.643, "{line}");
     assert!(figure(line, "MRR ") >= 0.70, "{line}");
     // Built with `semantic` (CI: `--features semantic`, candle optimized by the profile override), the
     // model alone and the hybrid ranking are judged too.
@@ -396,10 +396,10 @@ fn search_quality_on_the_held_back_tasks() {
         assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
     }
     if let Some(line) = out.lines().find(|l| l.starts_with("report hybrid")) {
-        // 0.901 and 0.710 on the machines this was measured on; a margin
+        // 0.905 and 0.706 on the machines this was measured on; a margin
         // of two tasks for another CPU's rounding.
         assert!(figure(line, "recall@5 ") >= 0.89, "{line}");
-        assert!(figure(line, "recall@1 ") >= 0.70, "{line}");
+        assert!(figure(line, "recall@1 ") >= 0.698, "{line}");
     } else if cfg!(feature = "semantic") {
         panic!("no hybrid line: {out}");
     }

@@ -241,14 +241,24 @@ impl ToolIndex {
 }
 
 impl ToolIndex {
-    /// The terms of `query` by unit (a word of it, or an identifier it
-    /// names), each with its weight, and how many units it has.
+    /// The terms of `query` by unit (an identifier it names, then a word
+    /// of it), each with its weight.
     fn query_units(&self, query: &str) -> Vec<Vec<(String, f32)>> {
         // Bounded whatever the caller passes: the first bytes and words.
         let (rest, found) = entities(clip(query, MAX_QUERY_BYTES));
         let mut asked = words(&rest);
         asked.truncate(MAX_QUERY_WORDS);
         let mut units: Vec<Vec<(String, f32)>> = Vec::with_capacity(asked.len() + found.len());
+        for entity in found.into_iter().take(MAX_QUERY_WORDS) {
+            let mut terms: Vec<(String, f32)> = kind_words(entity.kind)
+                .iter()
+                .map(|w| (stem(w), ENTITY))
+                .collect();
+            if let Some(site) = &entity.site {
+                terms.extend(words(site).into_iter().map(|w| (w, 1.0)));
+            }
+            units.push(terms);
+        }
         for word in asked {
             let mut terms = Vec::new();
             let known = self.postings.contains_key(&word);
@@ -263,16 +273,6 @@ impl ToolIndex {
                 }
             }
             terms.push((word, 1.0));
-            units.push(terms);
-        }
-        for entity in found.into_iter().take(MAX_QUERY_WORDS) {
-            let mut terms: Vec<(String, f32)> = kind_words(entity.kind)
-                .iter()
-                .map(|w| (stem(w), ENTITY))
-                .collect();
-            if let Some(site) = &entity.site {
-                terms.extend(words(site).into_iter().map(|w| (w, 1.0)));
-            }
             units.push(terms);
         }
         units
@@ -300,8 +300,10 @@ impl ToolIndex {
             * (K1 + 1.0);
         let units_asked = units.len();
         // Each term once, at its highest weight, with the units it stands
-        // for: a bit each for the first 64 (a query's words come first, at
-        // most 64 of them, then its identifiers), which the coverage reads.
+        // for: a bit each for the first 64 units (a query's identifiers
+        // come first, then its words), which the coverage reads. A word
+        // asked twice is two units: a request that repeats a word (an
+        // instruction and its query) means it more.
         let counted = units_asked.min(64);
         let mut terms: Vec<(String, f32, u64)> = units
             .into_iter()
@@ -332,9 +334,18 @@ impl ToolIndex {
                     let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / average);
                     scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
                 }
+                // Held where the tool's own text says it: a word of its
+                // name, title, description or a parameter's name weighs 1
+                // or more; one only in its namespace's description or a
+                // parameter's weighs less. A prefix match holds nothing.
+                // (A second pass over the list: in the loop above, the
+                // check cost more than it saves, 1.20x against 1.14x the
+                // instructions of a search without the coverage.)
                 if exact && *units != 0 {
-                    for &(doc, _) in postings {
-                        held[doc as usize] |= units;
+                    for &(doc, tf) in postings {
+                        if tf >= 1.0 {
+                            held[doc as usize] |= units;
+                        }
                     }
                 }
             });
@@ -603,12 +614,41 @@ mod tests {
         // `rename` is the rarest word asked, and the file tool's short
         // text holds little else: by BM25 alone it came first (2.46
         // against 2.27). The table tool holds `rename`, `column` and
-        // `table`, three of the four words.
+        // `table`, three of the five words.
         let hits = index.search("rename the price column in the sales table", 2);
         assert_eq!(hits[0].name, "alter_table", "{hits:?}");
         assert_eq!(hits[1].name, "rename_file", "{hits:?}");
         // Asked for a file, the file tool still comes first.
         assert_eq!(index.search("rename the file", 1)[0].name, "rename_file");
+    }
+
+    #[test]
+    fn what_a_namespace_says_is_not_what_its_tools_hold() {
+        // Every tool of `crm` has its namespace's words at a low weight;
+        // held there, they would lift a meeting tool over the email tool
+        // for a request to send an email.
+        let crm = toolbox_core::spec::Namespace::new(
+            "crm",
+            "Customer records: contacts, deals, notes, meetings, emails and tasks for each account.",
+        );
+        let mut specs: Vec<ToolSpecification> = [
+            ("list_deals", "List the open deals."),
+            ("add_note", "Add a note to a record."),
+            ("log_meeting", "Log a meeting."),
+            ("get_contact", "Get a contact."),
+        ]
+        .into_iter()
+        .map(|(name, description)| {
+            ToolSpecification::new(name, description).with_namespace(crm.clone())
+        })
+        .collect();
+        specs.push(ToolSpecification::new(
+            "send_email",
+            "Send an email to a recipient.",
+        ));
+        let index = ToolIndex::new(&specs);
+        let hits = index.search("send an email to the contact about the meeting notes", 2);
+        assert_eq!(hits[0].name, "send_email", "{hits:?}");
     }
 
     #[test]
