@@ -326,7 +326,7 @@ impl ToolIndex {
         let mut scores = vec![0f32; self.names.len()];
         // Which of the query's units each tool's text holds.
         let mut held = vec![0u64; self.names.len()];
-        for (term, term_weight, units) in &terms {
+        for (term, term_weight, bits) in &terms {
             self.matches(term, |postings, weight, exact| {
                 let weight = weight * term_weight;
                 let idf = idf(postings.len());
@@ -335,16 +335,16 @@ impl ToolIndex {
                     scores[doc as usize] += weight * idf * tf * (K1 + 1.0) / (tf + norm);
                 }
                 // Held where the tool's own text says it: a word of its
-                // name, title, description or a parameter's name weighs 1
-                // or more; one only in its namespace's description or a
-                // parameter's weighs less. A prefix match holds nothing.
-                // (A second pass over the list: in the loop above, the
-                // check cost more than it saves, 1.20x against 1.14x the
-                // instructions of a search without the coverage.)
-                if exact && *units != 0 {
+                // name, title, description or a parameter's name weighs at
+                // least a description word; one only in its namespace's
+                // description or a parameter's weighs less. A prefix match
+                // holds nothing. (A second pass over the list: in the loop
+                // above, the check cost more than it saves, 1.20x against
+                // 1.14x the instructions of a search without the coverage.)
+                if exact && *bits != 0 {
                     for &(doc, tf) in postings {
-                        if tf >= 1.0 {
-                            held[doc as usize] |= units;
+                        if tf >= DESCRIPTION {
+                            held[doc as usize] |= bits;
                         }
                     }
                 }
