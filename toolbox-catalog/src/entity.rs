@@ -7,8 +7,13 @@
 //! its kind ([`KINDS`]), which count as evidence for the tools whose
 //! names, namespaces or descriptions use them.
 //!
+//! A sentence model reads the same identifiers spelled out
+//! ([`spelled_out`]): `WEB-77` as `issue`, not as the word `web`.
+//!
 //! The rules come from what these identifiers mean wherever they appear,
 //! never from a particular task.
+
+use std::borrow::Cow;
 
 /// What an identifier is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,13 +133,82 @@ pub(crate) fn entities(query: &str) -> (String, Vec<Entity>) {
     (rest, found)
 }
 
-/// What a whitespace-separated token of a query is, if an identifier.
-fn classify(token: &str) -> Option<Entity> {
-    let token = token
+/// What the model reads for an identifier of each kind: the words of what
+/// it is. A sentence model splits `WEB-77` into `web`, `-`, `77` and reads
+/// a web request; `the issue` is what the writer meant.
+#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
+fn spoken(kind: Kind) -> &'static str {
+    match kind {
+        Kind::IssueKey | Kind::IssueNumber => "issue",
+        Kind::Channel => "channel",
+        Kind::Mention => "user",
+        Kind::Url => "web page",
+        Kind::Email => "email address",
+        Kind::Path => "folder or file",
+        Kind::File(file) => match file {
+            FileKind::Spreadsheet => "spreadsheet",
+            FileKind::Pdf => "pdf file",
+            FileKind::Document => "document",
+            FileKind::Slides => "presentation",
+            FileKind::Text => "text file",
+            FileKind::Markdown => "markdown file",
+            FileKind::Image => "image",
+            FileKind::Media => "audio or video file",
+            FileKind::Code => "source file",
+            FileKind::Data => "data file",
+            FileKind::Archive => "archive",
+        },
+    }
+}
+
+/// `query` as a sentence model should read it: each identifier replaced
+/// by the words of what it is (`can WEB-77 go to Done` → `can issue go to
+/// Done`; `#general` → `channel`; a web address → its site's name and `web
+/// page`), the quotes and punctuation around it kept. Borrowed when the
+/// query holds no identifier. Linear in the query.
+#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
+pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
+    if !query
+        .split_whitespace()
+        .any(|token| classify(token).is_some())
+    {
+        return Cow::Borrowed(query);
+    }
+    let mut out = String::with_capacity(query.len() + 16);
+    for token in query.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let Some(entity) = classify(token) else {
+            out.push_str(token);
+            continue;
+        };
+        let core = trimmed(token);
+        // `core` is a subslice of `token`: what stood before and after it.
+        let start = core.as_ptr() as usize - token.as_ptr() as usize;
+        out.push_str(&token[..start]);
+        if let Some(site) = &entity.site {
+            out.push_str(site);
+            out.push(' ');
+        }
+        out.push_str(spoken(entity.kind));
+        out.push_str(&token[start + core.len()..]);
+    }
+    Cow::Owned(out)
+}
+
+/// A token without the quotes, brackets and punctuation around it.
+fn trimmed(token: &str) -> &str {
+    token
         .trim_start_matches(['"', '\'', '(', '[', '<', '`', '“', '‘'])
         .trim_end_matches([
             '"', '\'', ')', ']', '>', '`', ',', '.', '?', '!', ':', ';', '”', '’',
-        ]);
+        ])
+}
+
+/// What a whitespace-separated token of a query is, if an identifier.
+fn classify(token: &str) -> Option<Entity> {
+    let token = trimmed(token);
     let kind = |kind| Some(Entity { kind, site: None });
     let lower = token.to_ascii_lowercase();
     if let Some(address) = ["https://", "http://", "www."]
@@ -278,6 +352,38 @@ mod tests {
         let (_, found) = entities("summarize https://www.github.com/a/b?x=1");
         assert_eq!(found[0].kind, Kind::Url);
         assert_eq!(found[0].site.as_deref(), Some("github"));
+    }
+
+    #[test]
+    fn a_model_reads_what_an_identifier_is() {
+        assert_eq!(
+            spelled_out("can WEB-77 go straight to Done?"),
+            "can issue go straight to Done?"
+        );
+        assert_eq!(
+            spelled_out("drop a note in #general, then ping @maria."),
+            "drop a note in channel, then ping user."
+        );
+        assert_eq!(
+            spelled_out("make the header row of (data.xlsx) bold"),
+            "make the header row of (spreadsheet) bold"
+        );
+        assert_eq!(
+            spelled_out("summarize \"https://www.github.com/a/b?x=1\" for me"),
+            "summarize \"github web page\" for me"
+        );
+        assert_eq!(
+            spelled_out("what's in ~/Downloads"),
+            "what's in folder or file"
+        );
+        // No identifier: the query itself, not a copy.
+        assert!(matches!(
+            spelled_out("list the  files\tin a folder"),
+            Cow::Borrowed("list the  files\tin a folder")
+        ));
+        // Every kind has words, and the rewrite stays linear in the query.
+        let long = "API-1 ".repeat(10_000);
+        assert_eq!(spelled_out(&long).split(' ').count(), 10_000);
     }
 
     #[test]
