@@ -162,9 +162,11 @@ fn spoken(kind: Kind) -> &'static str {
 }
 
 /// `query` as a sentence model should read it: each identifier replaced
-/// by the words of what it is (`can WEB-77 go to Done` → `can issue go to
-/// Done`; `#general` → `channel`; a web address → its site's name and `web
-/// page`), the quotes and punctuation around it kept. Borrowed when the
+/// by the words of what it is (`#general` → `channel`, `data.xlsx` →
+/// `spreadsheet`, a web address → its site's name and `web page`), an
+/// issue key kept after its word (`can WEB-77 go to Done` → `can issue
+/// WEB-77 go to Done`: `GPT-3` has a key's shape too); the quotes and
+/// punctuation around each kept. Borrowed when the
 /// query holds no identifier. Linear in the query.
 #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
@@ -192,6 +194,12 @@ pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
             out.push(' ');
         }
         out.push_str(spoken(entity.kind));
+        // A key's shape is also a name's (`GPT-3`, `COVID-19`): it stays
+        // beside the word, which costs nothing where it is a key.
+        if entity.kind == Kind::IssueKey {
+            out.push(' ');
+            out.push_str(core);
+        }
         out.push_str(&token[start + core.len()..]);
     }
     Cow::Owned(out)
@@ -358,7 +366,7 @@ mod tests {
     fn a_model_reads_what_an_identifier_is() {
         assert_eq!(
             spelled_out("can WEB-77 go straight to Done?"),
-            "can issue go straight to Done?"
+            "can issue WEB-77 go straight to Done?"
         );
         assert_eq!(
             spelled_out("drop a note in #general, then ping @maria."),
@@ -382,7 +390,7 @@ mod tests {
             Cow::Borrowed("list the  files\tin a folder")
         ));
         // Every kind has words, and the rewrite stays linear in the query.
-        let long = "API-1 ".repeat(10_000);
+        let long = "#a ".repeat(10_000);
         assert_eq!(spelled_out(&long).split(' ').count(), 10_000);
     }
 
