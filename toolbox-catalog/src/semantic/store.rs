@@ -382,8 +382,9 @@ impl SemanticIndex {
     /// Each tool's similarity to `query` (the better of its texts'), in the
     /// index's order; `None` when the query cannot be embedded (logged).
     pub(super) fn similarities(&self, query: &str) -> Option<Vec<f32>> {
-        // Identifiers read as what they are (`WEB-77` as `issue`): the
-        // model would read their pieces as words (BENCHMARKS.md).
+        // Identifiers read as what they are (`WEB-77` as `issue WEB-77`,
+        // `data.xlsx` as `spreadsheet`): the model would read their pieces
+        // as words (BENCHMARKS.md).
         let query = crate::entity::spelled_out(query);
         let query = match self.embedder.embed(&[&*query]) {
             Ok(mut vectors) => vectors.pop()?,
