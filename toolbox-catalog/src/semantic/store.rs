@@ -231,6 +231,10 @@ impl Embeddings {
 }
 
 /// Tools ranked by the cosine similarity of their embedding to the query's.
+/// The query's identifiers are embedded as the words of what they are
+/// (`can WEB-77 go to Done` as `can issue WEB-77 go to Done`, `data.xlsx`
+/// as `spreadsheet`, `#general` as `channel`): the model would read their
+/// pieces as words.
 ///
 /// ```no_run
 /// use std::sync::Arc;
