@@ -600,3 +600,49 @@ fn a_catalogue_prunes_its_store_to_the_tools_it_serves() {
         .unwrap();
     assert_eq!(catalog.embedded(), 0);
 }
+
+#[test]
+fn the_model_reads_a_querys_identifiers_as_what_they_are() {
+    let tools = [
+        ToolSpecification::new(
+            "fetch",
+            "Fetches a URL from the internet and extracts its contents as markdown.",
+        ),
+        ToolSpecification::new("web_search", "Search the web for pages, news and images."),
+        ToolSpecification::new(
+            "transition_issue",
+            "Move an issue to another status of its workflow, such as In Progress or Done.",
+        ),
+        ToolSpecification::new(
+            "format_range",
+            "Apply bold, italic, colors and borders to a range of cells in a workbook.",
+        ),
+        ToolSpecification::new(
+            "post_message",
+            "Post a message to a channel of the team's chat.",
+        ),
+        ToolSpecification::new("create_note", "Create a new note in the notebook."),
+    ];
+    let index = SemanticIndex::new(embedder(), &tools).unwrap();
+    for (query, wanted) in [
+        ("can WEB-77 go straight to Done", "transition_issue"),
+        ("make the header row of data.xlsx bold", "format_range"),
+        (
+            "tell #general that the office is closed on Friday",
+            "post_message",
+        ),
+    ] {
+        let hits = index.search(query, 3);
+        assert_eq!(hits[0].name, wanted, "{query}: {hits:?}");
+    }
+}
+
+#[test]
+fn the_model_reads_what_any_search_reads_of_a_query() {
+    let index = SemanticIndex::new(embedder(), &tools()).unwrap();
+    // Past `MAX_QUERY_BYTES` nothing is read: 2,000 spaces, then a request.
+    let hostile = format!("{}post a message to the team's channel", " ".repeat(2_000));
+    assert!(index.search(&hostile, 5).is_empty());
+    let within = format!("{}post a message to the team's channel", " ".repeat(900));
+    assert_eq!(index.search(&within, 1)[0].name, "slack_post_message");
+}
