@@ -1,6 +1,7 @@
 //! Identifiers in a query read as what they are, not as words: an issue
 //! key (`ABC-123`) points at an issue tracker, `#general` at a chat
-//! channel, `@maria` at a person, `data.xlsx` at a spreadsheet, a URL at
+//! channel, `@maria` or a chat's user id (`U024BE7LH`) at a person,
+//! `data.xlsx` at a spreadsheet, a URL at
 //! the web, an address at mail. Each is taken out of the query's words
 //! (`API-10` must not match a tool named `API-retrieve-a-block`, nor
 //! `config.yaml` a tool about configuration) and stands for the words of
@@ -23,11 +24,12 @@ pub(crate) enum Kind {
     IssueKey,
     /// `#123`: an issue or pull request number.
     IssueNumber,
-    /// `#general`: a chat channel.
+    /// `#general`: a chat channel; `C0123ABCD45`, a chat's id for one.
     Channel,
     /// `#FF0000`, `#fa0`: a colour.
     Color,
-    /// `@maria`: a person, as chat and code hosts mention them.
+    /// `@maria`: a person, as chat and code hosts mention them; `U024BE7LH`,
+    /// a chat's id for one.
     Mention,
     /// `https://…`, `www.…`: a web address.
     Url,
@@ -306,6 +308,9 @@ fn classify(token: &str) -> Option<Entity> {
     if is_issue_key(token) {
         return kind(Kind::IssueKey);
     }
+    if let Some(chat) = chat_id(token) {
+        return kind(chat);
+    }
     if token.starts_with('/') || token.starts_with("~/") || token.starts_with("./") {
         let kind_of_file = file_extension(token).and_then(file_kind);
         // `/giphy`, `/remind`: a chat's command, not a path.
@@ -336,6 +341,26 @@ fn is_hex_color(name: &str) -> bool {
             3 | 4 => short(),
             _ => false,
         }
+}
+
+/// A chat workspace's id for a person (`U024BE7LH`, `W012A3CDE`) or a
+/// conversation (`C0123ABCD45`, `G…`, `D…`), as Slack's API writes them:
+/// the kind's capital, then 8 to 12 capitals and digits, with a digit
+/// among them.
+fn chat_id(token: &str) -> Option<Kind> {
+    let mut chars = token.chars();
+    let kind = match chars.next()? {
+        'U' | 'W' => Kind::Mention,
+        'C' | 'G' | 'D' => Kind::Channel,
+        _ => return None,
+    };
+    let rest = chars.as_str();
+    ((8..=12).contains(&rest.len())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && rest.chars().any(|c| c.is_ascii_digit()))
+    .then_some(kind)
 }
 
 /// Names with an issue key's shape that are not keys: standards,
@@ -430,6 +455,13 @@ mod tests {
         assert_eq!(kinds("what's in ~/Downloads").1, [Kind::Path]);
         assert_eq!(kinds("close #42").1, [Kind::IssueNumber]);
         assert_eq!(
+            kinds("who is U024BE7LH, and what is C0123ABCD45?"),
+            (
+                "who is and what is".to_owned(),
+                vec![Kind::Mention, Kind::Channel]
+            )
+        );
+        assert_eq!(
             kinds("paint it #FF0000, then #fa0 in #add and #general").1,
             [Kind::Color, Kind::Color, Kind::Channel, Kind::Channel]
         );
@@ -511,6 +543,7 @@ mod tests {
             "# heading",
             "a and/or b",
             "version 1.2.3",
+            "UNDERSTOOD, USB3 and CAPS",
         ] {
             let (_, found) = entities(query);
             assert!(found.is_empty(), "{query}: {found:?}");
