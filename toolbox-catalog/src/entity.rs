@@ -5,7 +5,7 @@
 //! the web, an address at mail. Each is taken out of the query's words
 //! (`API-10` must not match a tool named `API-retrieve-a-block`, nor
 //! `config.yaml` a tool about configuration) and stands for the words of
-//! its kind ([`KINDS`]), which count as evidence for the tools whose
+//! its kind ([`kind_words`]), which count as evidence for the tools whose
 //! names, namespaces or descriptions use them.
 //!
 //! A sentence model reads the same identifiers spelled out
@@ -213,7 +213,8 @@ pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
 
 /// Whether an identifier of `kind` stays beside its words for the model:
 /// an issue key or number, whose shape is also a name's or a rank's
-/// (`GPT-5`, `the #1 song`), and which costs nothing where it is one.
+/// (`MERS-2`, not listed in [`NOT_PROJECTS`]; `the #1 song`), and which
+/// costs nothing where it is one.
 /// The others are replaced: kept, a code file's name cost the model alone
 /// 1 task at 1 on the search benchmark's tune part and 15 of
 /// MCPToolBench++'s 699, a channel's 1 and 2 more (BENCHMARKS.md), so
@@ -289,9 +290,11 @@ fn classify(token: &str) -> Option<Entity> {
         return None;
     }
     if let Some((local, domain)) = token.split_once('@') {
-        // `logo@2x.png` is an image.
-        if let Some(file) = file_extension(domain).and_then(file_kind) {
-            return kind(Kind::File(file));
+        // `logo@2x.png` is an image (a scale, not a domain, after the `@`).
+        if is_scale(domain) {
+            if let Some(file) = file_extension(domain).and_then(file_kind) {
+                return kind(Kind::File(file));
+            }
         }
         if !local.is_empty()
             && domain.contains('.')
@@ -314,7 +317,9 @@ fn classify(token: &str) -> Option<Entity> {
     if token.starts_with('/') || token.starts_with("~/") || token.starts_with("./") {
         let kind_of_file = file_extension(token).and_then(file_kind);
         // `/giphy`, `/remind`: a chat's command, not a path.
-        let command = token.starts_with('/') && !token[1..].contains('/') && kind_of_file.is_none();
+        let command = token
+            .strip_prefix('/')
+            .is_some_and(|name| CHAT_COMMANDS.contains(&name.to_ascii_lowercase().as_str()));
         if token.len() > 1 && !command {
             return kind(kind_of_file.map_or(Kind::Path, Kind::File));
         }
@@ -326,27 +331,30 @@ fn classify(token: &str) -> Option<Entity> {
     None
 }
 
-/// A colour's hex digits after `#`: six or eight of them (`FF0000`), or
-/// three or four with a digit among them, in capitals or all alike
-/// (`fa0`, `FFF`, `fff`; `#add` stays a channel).
+/// A colour's hex digits after `#` (all digits are an issue's number,
+/// read before): three, four, six or eight of them, with a digit among
+/// them, or all capitals, or all alike (`ff0000`, `FFF`, `fff`, `0af`);
+/// three or four with a letter on each side of a digit are a channel's
+/// name (`#e2e`, `#b2b`), as are hex words (`#add`, `#decade`).
 fn is_hex_color(name: &str) -> bool {
-    let short = || {
-        name.chars().any(|c| c.is_ascii_digit())
-            || name.chars().all(|c| c.is_ascii_uppercase())
-            || name.chars().all(|c| name.starts_with(c))
-    };
-    name.chars().all(|c| c.is_ascii_hexdigit())
-        && match name.len() {
-            6 | 8 => true,
-            3 | 4 => short(),
-            _ => false,
-        }
+    let bytes = name.as_bytes();
+    let digit = bytes.iter().any(u8::is_ascii_digit);
+    let word_shape = bytes.len() <= 4
+        && bytes.windows(3).any(|w| {
+            w[0].is_ascii_alphabetic() && w[1].is_ascii_digit() && w[2].is_ascii_alphabetic()
+        });
+    bytes.iter().all(u8::is_ascii_hexdigit)
+        && matches!(bytes.len(), 3 | 4 | 6 | 8)
+        && (digit && !word_shape
+            || bytes.iter().all(u8::is_ascii_uppercase)
+            || bytes.iter().all(|&b| b == bytes[0]))
 }
 
 /// A chat workspace's id for a person (`U024BE7LH`, `W012A3CDE`) or a
 /// conversation (`C0123ABCD45`, `G…`, `D…`), as Slack's API writes them:
-/// the kind's capital, then 8 to 12 capitals and digits, with a digit
-/// among them.
+/// the kind's capital, then 8 to 12 capitals and digits, a digit first
+/// and a letter among them (`US0378331005`, an ISIN, and `D12345678`, an
+/// order, are not).
 fn chat_id(token: &str) -> Option<Kind> {
     let mut chars = token.chars();
     let kind = match chars.next()? {
@@ -359,17 +367,47 @@ fn chat_id(token: &str) -> Option<Kind> {
         && rest
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        && rest.chars().any(|c| c.is_ascii_digit()))
+        && rest.starts_with(|c: char| c.is_ascii_digit())
+        && rest.chars().any(|c| c.is_ascii_uppercase()))
     .then_some(kind)
 }
 
 /// Names with an issue key's shape that are not keys: standards,
-/// encodings, hashes, models, product lines, quarters (`UTF-8`, `SHA-256`,
-/// `ISO-8601`, `GPT-4`, `COVID-19`, `RTX-4090`, `Q3-2024`).
+/// encodings, hashes, models, product lines (`UTF-8`, `SHA-256`,
+/// `ISO-8601`, `GPT-4`, `COVID-19`, `RTX-4090`), whatever their number.
 const NOT_PROJECTS: &[&str] = &[
-    "AES", "CVE", "COVID", "ES", "FY", "GPT", "GTX", "H1", "H2", "ISO", "MD", "MP", "PEP", "Q1",
-    "Q2", "Q3", "Q4", "RFC", "RSA", "RTX", "SARS", "SHA", "TLS", "UTF",
+    "AES", "CVE", "COVID", "GPT", "GTX", "ISO", "PEP", "RFC", "RSA", "RTX", "SARS", "SHA", "TLS",
+    "UTF",
 ];
+
+/// Names of a key's shape only with a one-digit number (`ES-6`, `MD-5`,
+/// `MP-4`: `MP-142` is a project's issue).
+const NOT_PROJECTS_OF_ONE_DIGIT: &[&str] = &["ES", "MD", "MP"];
+
+/// Periods of a key's shape with a year's number (`Q3-2024`, `FY-24`).
+const PERIODS: &[&str] = &["FY", "H1", "H2", "Q1", "Q2", "Q3", "Q4"];
+
+/// Whether `project`-`number` is a name of a key's shape, not a key.
+fn not_a_key(project: &str, number: &str) -> bool {
+    NOT_PROJECTS.contains(&project)
+        || NOT_PROJECTS_OF_ONE_DIGIT.contains(&project) && number.len() == 1
+        || PERIODS.contains(&project) && matches!(number.len(), 2 | 4)
+}
+
+/// Commands a chat's message box takes (`/giphy`, `/remind`), not root
+/// folders.
+const CHAT_COMMANDS: &[&str] = &[
+    "away", "collapse", "dm", "dnd", "expand", "giphy", "invite", "leave", "me", "msg", "mute",
+    "poll", "remind", "shrug", "topic", "who",
+];
+
+/// `2x.png`, `1.5x.png`: an image's scale after the `@` of `logo@2x.png`.
+fn is_scale(after_at: &str) -> bool {
+    let scale = after_at.split_once("x.").map_or("", |(scale, _)| scale);
+    !scale.is_empty()
+        && scale.starts_with(|c: char| c.is_ascii_digit())
+        && scale.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
 
 /// Second-level labels a site's name stands before (`bbc.co.uk`).
 const SECOND_LEVEL: &[&str] = &["ac", "co", "com", "edu", "gov", "net", "org"];
@@ -380,7 +418,7 @@ fn is_issue_key(token: &str) -> bool {
     let Some((project, number)) = token.split_once('-') else {
         return false;
     };
-    !NOT_PROJECTS.contains(&project)
+    !not_a_key(project, number)
         && (2..=10).contains(&project.len())
         && project.starts_with(|c: char| c.is_ascii_uppercase())
         && project
@@ -397,7 +435,8 @@ fn file_extension(token: &str) -> Option<&str> {
     let (name, extension) = token.rsplit_once('.')?;
     let base = name.rsplit('/').next().unwrap_or(name);
     let valid = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
-    // `4.c` is a clause (`2024.csv` a file), `done.Go` a missing space,
+    // `4.c` is a clause (`2024.csv`, `2024-05-01.md` are files), `done.Go`
+    // a missing space,
     // `wait...go` an ellipsis.
     let one_case = extension.chars().all(|c| !c.is_ascii_uppercase())
         || extension.chars().all(|c| !c.is_ascii_lowercase());
@@ -409,7 +448,11 @@ fn file_extension(token: &str) -> Option<&str> {
         && if base.is_empty() {
             name.is_empty()
         } else {
-            extension.len() >= 3 || base.chars().any(char::is_alphabetic)
+            extension.len() >= 3
+                || base.len() >= 4
+                || base
+                    .chars()
+                    .any(|c| c.is_alphabetic() || c == '-' || c == '_')
         })
     .then_some(extension)
 }
@@ -517,14 +560,42 @@ mod tests {
             "compare GPT-4 and RTX-4090",
             "schedule a call @10am",
             "use /giphy in slack, or run /remind",
+            "ISIN US0378331005 and DE0005140008, order D12345678",
         ] {
             assert!(matches!(spelled_out(query), Cow::Borrowed(_)), "{query}");
         }
         assert_eq!(spelled_out("upload logo@2x.png"), "upload image");
         assert_eq!(spelled_out("export 2024.csv"), "export spreadsheet");
         assert_eq!(
-            spelled_out("set it to #fff, #FFF, #fa0 or #FF0000"),
-            "set it to color, color, color or color"
+            spelled_out("set it to #fff, #FFF, #fa0, #0af or #FF0000"),
+            "set it to color, color, color, color or color"
+        );
+        // Near misses of those shapes are still what they were.
+        assert_eq!(
+            kinds("make backups under /data, run ls /tmp. then /r/rust"),
+            (
+                "make backups under run ls then".to_owned(),
+                vec![Kind::Path, Kind::Path, Kind::Path]
+            )
+        );
+        assert_eq!(
+            kinds("move MP-142 to Done, close ES-311, but MD-5 and FY-2024 are no keys").1,
+            [Kind::IssueKey, Kind::IssueKey]
+        );
+        assert_eq!(
+            kinds("rename 2024-05-01.md and 20240501.md").1,
+            [
+                Kind::File(FileKind::Markdown),
+                Kind::File(FileKind::Markdown)
+            ]
+        );
+        assert_eq!(
+            kinds("post in #e2e, #b2b or #decade").1,
+            [Kind::Channel, Kind::Channel, Kind::Channel]
+        );
+        assert_eq!(
+            kinds("mail petar@firma.rs and hello@acme.sh").1,
+            [Kind::Email, Kind::Email]
         );
         assert_eq!(
             spelled_out("read https://bbc.co.uk/news and http://10.0.10.1/admin"),

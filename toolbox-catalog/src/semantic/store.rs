@@ -387,15 +387,15 @@ impl SemanticIndex {
     /// index's order; `None` when the query cannot be embedded (logged) or
     /// what a search reads of it ([`MAX_QUERY_BYTES`]) is blank.
     pub(super) fn similarities(&self, query: &str) -> Option<Vec<f32>> {
-        // Identifiers read as what they are (`WEB-77` as `issue WEB-77`,
-        // `data.xlsx` as `spreadsheet`): the model would read their pieces
-        // as words (BENCHMARKS.md).
         // What any search reads of a query (a model would read about 256
         // word pieces, but the tokenizer would first read all of it).
         let query = clip(query, MAX_QUERY_BYTES);
         if query.trim().is_empty() {
             return None;
         }
+        // Identifiers read as what they are (`WEB-77` as `issue WEB-77`,
+        // `data.xlsx` as `spreadsheet`): the model would read their pieces
+        // as words (BENCHMARKS.md).
         let query = crate::entity::spelled_out(query);
         let query = match self.embedder.embed(&[&*query]) {
             Ok(mut vectors) => vectors.pop()?,
