@@ -6,7 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolbox::catalog::{check_query, Catalog, ToolIndex, ToolSearch, MAX_QUERY_BYTES};
+use toolbox::catalog::{
+    check_query, internal, Catalog, ToolIndex, ToolSearch, MAX_QUERY_BYTES, MAX_QUERY_WORDS,
+};
 use toolbox::ToolSpecification;
 
 fn specs() -> Vec<ToolSpecification> {
@@ -62,8 +64,13 @@ fuzz_target!(|data: &[u8]| {
         let accepted = check_query(&query).is_ok();
         assert_eq!(
             accepted,
-            query.len() <= MAX_QUERY_BYTES && query.split_whitespace().count() <= 32
+            query.len() <= MAX_QUERY_BYTES && query.split_whitespace().count() <= MAX_QUERY_WORDS
         );
+        // What the model reads: identifiers spelled out, a few words each
+        // (`/a` → `folder or file`), the rest as it was.
+        let read = internal::spelled_out(&query);
+        assert!(read.len() <= 8 * query.len() + 16, "{query:?} → {read:?}");
+        assert_eq!(read.trim().is_empty(), query.trim().is_empty());
         for hits in [index.search(&query, 5), catalog.search(&query, 5)] {
             assert!(hits.len() <= 5);
             for hit in hits {

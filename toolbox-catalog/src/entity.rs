@@ -142,7 +142,6 @@ pub(crate) fn entities(query: &str) -> (String, Vec<Entity>) {
 /// What the model reads for an identifier of each kind: the words of what
 /// it is. A sentence model splits `WEB-77` into `web`, `-`, `77` and reads
 /// a web request; an issue is what the writer meant.
-#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 fn spoken(kind: Kind) -> &'static str {
     match kind {
         Kind::IssueKey | Kind::IssueNumber => "issue",
@@ -176,7 +175,6 @@ fn spoken(kind: Kind) -> &'static str {
 /// page`); the quotes and punctuation around each kept. Borrowed when the
 /// query holds no identifier; otherwise its tokens joined by single
 /// spaces. Linear in the query.
-#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
     if !query
         .split_whitespace()
@@ -219,7 +217,6 @@ pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
 /// 1 task at 1 on the search benchmark's tune part and 15 of
 /// MCPToolBench++'s 699, a channel's 1 and 2 more (BENCHMARKS.md), so
 /// `Node.js` reads as `source file` and `#AI` as `channel`.
-#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 fn kept(kind: Kind) -> bool {
     matches!(kind, Kind::IssueKey | Kind::IssueNumber)
 }

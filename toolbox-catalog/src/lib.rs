@@ -776,6 +776,12 @@ fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -
 pub mod internal {
     pub use crate::index::clip;
 
+    /// `query` as the model reads it, its identifiers spelled out (what
+    /// `SemanticIndex` embeds), for the fuzz target that searches.
+    pub fn spelled_out(query: &str) -> std::borrow::Cow<'_, str> {
+        crate::entity::spelled_out(query)
+    }
+
     /// The lexical index's best `limit` tools for `query` and the query's
     /// ceiling (what the hybrid weighs the best match's strength by), for
     /// the search benchmarks' dumps.
