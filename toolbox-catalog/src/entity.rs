@@ -176,18 +176,24 @@ fn spoken(kind: Kind) -> &'static str {
 /// query holds no identifier; otherwise its tokens joined by single
 /// spaces. Linear in the query.
 pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
-    if !query
-        .split_whitespace()
-        .any(|token| classify(token).is_some())
-    {
-        return Cow::Borrowed(query);
-    }
-    let mut out = String::with_capacity(query.len() + 16);
+    // Written only from the first identifier on; each token classified once.
+    let mut out: Option<String> = None;
     for token in query.split_whitespace() {
+        let entity = classify(token);
+        let out = match (&mut out, &entity) {
+            (Some(out), _) => out,
+            (None, None) => continue,
+            (None, Some(_)) => {
+                // `token` is a subslice of `query`: the tokens before it.
+                let start = token.as_ptr() as usize - query.as_ptr() as usize;
+                let before: Vec<&str> = query[..start].split_whitespace().collect();
+                out.insert(before.join(" "))
+            }
+        };
         if !out.is_empty() {
             out.push(' ');
         }
-        let Some(entity) = classify(token) else {
+        let Some(entity) = entity else {
             out.push_str(token);
             continue;
         };
@@ -206,7 +212,7 @@ pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
         }
         out.push_str(&token[start + core.len()..]);
     }
-    Cow::Owned(out)
+    out.map_or(Cow::Borrowed(query), Cow::Owned)
 }
 
 /// Whether an identifier of `kind` stays beside its words for the model:

@@ -513,9 +513,10 @@ pub(super) fn best(scores: &[f32], limit: usize) -> Vec<(usize, f32)> {
 
 impl ToolSearch for SemanticIndex {
     fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        if query.trim().is_empty() || limit == 0 {
+        if limit == 0 {
             return Vec::new();
         }
+        // `None` for a blank query too.
         let Some(scores) = self.similarities(query) else {
             return Vec::new();
         };
