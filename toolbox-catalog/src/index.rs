@@ -120,6 +120,9 @@ pub struct ToolIndex {
     /// Each document's name, as search words, each with its
     /// [`word_hash`].
     name_words: Vec<Vec<(u64, String)>>,
+    /// The slots of removed tools, taken again by the next tools added, so
+    /// that replacing tools does not grow the index or its searches.
+    free: Vec<u32>,
     live: usize,
     total_length: f32,
 }
@@ -136,25 +139,36 @@ impl ToolIndex {
         index
     }
 
-    /// Adds a tool (a tool of the same name is replaced).
+    /// Adds a tool (a tool of the same name is replaced, and keeps its
+    /// place among equally good matches).
     pub fn insert(&mut self, spec: &ToolSpecification) {
         self.remove(&spec.name);
         self.add(spec);
         self.sort_terms();
     }
 
-    /// Removes a tool; whether it was there.
+    /// Removes a tool; whether it was there. Its slot is taken by the next
+    /// tool added, and the words only it used are forgotten.
     pub fn remove(&mut self, name: &str) -> bool {
         let Some(doc) = self.names.iter().position(|n| n.as_deref() == Some(name)) else {
             return false;
         };
         self.names[doc] = None;
-        self.name_words[doc].clear();
+        self.name_words[doc] = Vec::new();
         self.live -= 1;
         self.total_length -= self.lengths[doc];
-        for postings in self.postings.values_mut() {
-            postings.retain(|(d, _)| *d as usize != doc);
+        self.lengths[doc] = 0.0;
+        if self.live == 0 {
+            // No rounding left behind in the average length.
+            self.total_length = 0.0;
         }
+        self.postings.retain(|_, postings| {
+            postings.retain(|(d, _)| *d as usize != doc);
+            !postings.is_empty()
+        });
+        let postings = &self.postings;
+        self.terms.retain(|term| postings.contains_key(term));
+        self.free.push(doc as u32);
         true
     }
 
@@ -169,7 +183,7 @@ impl ToolIndex {
     }
 
     fn add(&mut self, spec: &ToolSpecification) {
-        let doc = self.names.len() as u32;
+        let doc = self.free.pop().unwrap_or(self.names.len() as u32);
         let mut weights: HashMap<String, f32> = HashMap::new();
         let mut length = 0.0;
         let mut field = |text: &str, weight: f32| {
@@ -191,10 +205,17 @@ impl ToolIndex {
         for (term, weight) in weights {
             self.postings.entry(term).or_default().push((doc, weight));
         }
-        self.names.push(Some(spec.name.clone()));
         let name_words = words(&spec.name).into_iter().map(|w| (word_hash(&w), w));
-        self.name_words.push(name_words.collect());
-        self.lengths.push(length);
+        let slot = doc as usize;
+        if slot == self.names.len() {
+            self.names.push(Some(spec.name.clone()));
+            self.name_words.push(name_words.collect());
+            self.lengths.push(length);
+        } else {
+            self.names[slot] = Some(spec.name.clone());
+            self.name_words[slot] = name_words.collect();
+            self.lengths[slot] = length;
+        }
         self.live += 1;
         self.total_length += length;
     }
@@ -739,5 +760,47 @@ mod tests {
         index.insert(&ToolSpecification::new("a_tool", "Sends mail."));
         assert_eq!(index.search("mail", 5).len(), 2);
         assert_eq!(index.len(), 2);
+    }
+
+    #[test]
+    fn replacing_a_tool_again_and_again_does_not_grow_the_index() {
+        let mut index = ToolIndex::new(&[
+            ToolSpecification::new("send_mail", "Sends mail."),
+            ToolSpecification::new("post_mail", "Sends mail."),
+        ]);
+        assert_eq!(index.search("mail", 2)[0].name, "send_mail");
+        for round in 0..1_000 {
+            index.insert(&ToolSpecification::new(
+                "send_mail",
+                format!("Sends mail. word{round}"),
+            ));
+        }
+        // Two slots and the words the two tools use now, not a slot and a
+        // word for every version ever inserted.
+        assert_eq!(index.names.len(), 2);
+        assert_eq!(index.len(), 2);
+        assert!(index.postings.contains_key("word999"));
+        assert!(!index.postings.contains_key("word998"));
+        assert_eq!(index.terms.len(), index.postings.len());
+        // A replaced tool keeps its place among equally good matches.
+        index.insert(&ToolSpecification::new("send_mail", "Sends mail."));
+        assert_eq!(index.search("mail", 2)[0].name, "send_mail");
+        // A removed tool's slot is taken by the next tool added.
+        assert!(index.remove("post_mail"));
+        index.insert(&ToolSpecification::new("read_mail", "Reads mail."));
+        assert_eq!(index.names.len(), 2);
+        assert_eq!(index.search("read", 1)[0].name, "read_mail");
+        // A word only a removed tool used is no longer half of a compound.
+        index.insert(&ToolSpecification::new("flow_tool", "A flow."));
+        index.insert(&ToolSpecification::new("chart_tool", "A chart."));
+        assert_eq!(index.search("flowchart", 5).len(), 2);
+        assert!(index.remove("chart_tool"));
+        assert_eq!(index.names.len(), 4);
+        for name in ["send_mail", "read_mail", "flow_tool"] {
+            assert!(index.remove(name));
+        }
+        assert!(index.is_empty());
+        assert!(index.search("mail", 5).is_empty());
+        assert!(index.postings.is_empty() && index.terms.is_empty());
     }
 }
