@@ -60,9 +60,15 @@ fuzz_target!(|data: &[u8]| {
     let checked = Tools.check("act", Arguments::Text(text), &ctx).is_ok();
     let trimmed = text.trim_matches([' ', '\t', '\n', '\r']);
     if trimmed.starts_with('{') {
-        assert_eq!(checked, serde_json::from_str::<Mirror>(trimmed).is_ok(), "{text:?}");
+        assert_eq!(
+            checked,
+            serde_json::from_str::<Mirror>(trimmed).is_ok(),
+            "{text:?}"
+        );
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let response = runtime.block_on(Tools.call("act", text, &ctx, &ToolHandler::empty()));
     assert_eq!(checked, !response.is_error);
     assert!(response.content.len() < 4_096 || !response.is_error);

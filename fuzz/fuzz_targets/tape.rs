@@ -12,6 +12,9 @@ fuzz_target!(|data: &[u8]| {
     file.write_all(data).unwrap();
     drop(file);
     let tape = toolbox::boxes::read_tape(&path).unwrap();
-    let lines = data.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let lines = data
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     assert!(tape.entries.len() + tape.defects.len() <= lines);
 });
