@@ -392,14 +392,16 @@ fn search_quality_on_the_held_back_tasks() {
     // model alone and the hybrid ranking are judged too.
     if let Some(line) = out.lines().find(|l| l.starts_with("report semantic")) {
         // Each tool's first sentence as a request beside its description
-        // (0.782 with the description alone).
-        assert!(figure(line, "recall@5 ") >= 0.80, "{line}");
-        // 0.603 (152 of 252) since the model reads a query's identifiers
-        // as what they are, 0.587 (148) before; a margin of two tasks.
-        assert!(figure(line, "recall@1 ") >= 0.591, "{line}");
+        // (0.782 with the description alone), a short query framed as a
+        // request (0.841; 0.821 read as typed).
+        assert!(figure(line, "recall@5 ") >= 0.825, "{line}");
+        // 0.615 (155 of 252) since a short query is framed as a request,
+        // 0.603 (152) before, 0.587 (148) before the model read a query's
+        // identifiers as what they are; a margin of three tasks.
+        assert!(figure(line, "recall@1 ") >= 0.603, "{line}");
     }
     if let Some(line) = out.lines().find(|l| l.starts_with("report hybrid")) {
-        // 0.905 and 0.710 on the machines this was measured on; a margin
+        // 0.901 and 0.710 on the machines this was measured on; a margin
         // of two tasks for another CPU's rounding.
         assert!(figure(line, "recall@5 ") >= 0.89, "{line}");
         assert!(figure(line, "recall@1 ") >= 0.698, "{line}");

@@ -646,3 +646,60 @@ fn the_model_reads_what_any_search_reads_of_a_query() {
     let within = format!("{}post a message to the team's channel", " ".repeat(900));
     assert_eq!(index.search(&within, 1)[0].name, "slack_post_message");
 }
+
+#[test]
+fn the_model_reads_a_short_query_as_a_request() {
+    // Read as typed, the first finds `search_issues` and the last
+    // `write_file`: a bare phrase's few words say little to the model.
+    let tools = [
+        ToolSpecification::new("web_search", "Searches the web for pages, news and images."),
+        ToolSpecification::new(
+            "search_issues",
+            "Search for issues and pull requests across GitHub repositories.",
+        ),
+        ToolSpecification::new("search_repositories", "Search for GitHub repositories."),
+        ToolSpecification::new(
+            "get_pull_request",
+            "Get details of a specific pull request in a GitHub repository.",
+        ),
+        ToolSpecification::new(
+            "generate_area_chart",
+            "Generate an area chart to show the trend of data under a continuous independent variable.",
+        ),
+        ToolSpecification::new(
+            "generate_pie_chart",
+            "Generate a pie chart to show the proportion of parts.",
+        ),
+        ToolSpecification::new(
+            "generate_pin_map",
+            "Generate a map with a pin for each point of interest.",
+        ),
+        ToolSpecification::new("navigate", "Navigate to a URL in the browser."),
+        ToolSpecification::new("click", "Click an element on the page."),
+        ToolSpecification::new(
+            "set_user_agent",
+            "Set a custom User Agent for the browser.",
+        ),
+        ToolSpecification::new(
+            "edit_file",
+            "Make line-based edits to a text file, replacing exact text with new text.",
+        ),
+        ToolSpecification::new(
+            "write_file",
+            "Create a new file or completely overwrite an existing file with new content.",
+        ),
+    ];
+    let index = SemanticIndex::new(embedder(), &tools).unwrap();
+    for (query, wanted) in [
+        ("search the web for the latest Rust release news", "web_search"),
+        ("what happened in the news today about the election", "web_search"),
+        ("draw an area chart of monthly signups", "generate_area_chart"),
+        (
+            "swap the old API key string for the new one inside settings.py without rewriting the whole thing",
+            "edit_file",
+        ),
+    ] {
+        let hits = index.search(query, 3);
+        assert_eq!(hits[0].name, wanted, "{query}: {hits:?}");
+    }
+}

@@ -397,6 +397,8 @@ impl SemanticIndex {
         // `data.xlsx` as `spreadsheet`): the model would read their pieces
         // as words (BENCHMARKS.md).
         let query = crate::entity::spelled_out(query);
+        // A short query framed as a request ("I want to …").
+        let query = super::query_text(&query);
         let query = match self.embedder.embed(&[&*query]) {
             Ok(mut vectors) => vectors.pop()?,
             Err(error) => {
