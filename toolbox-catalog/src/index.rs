@@ -39,6 +39,11 @@ const NAMESPACE_DESCRIPTION: f32 = 0.4;
 const PARAMETER_DESCRIPTION: f32 = 0.5;
 /// A query word that only starts an indexed word counts this much.
 const PREFIX: f32 = 0.25;
+/// The most words of a URL's site name a query's terms take.
+const MAX_SITE_WORDS: usize = 4;
+/// The most words of a tool's name the name cover reads (a legal name,
+/// 64 bytes, has at most 32).
+const MAX_NAME_WORDS: usize = 32;
 /// BM25's saturation and length normalisation.
 const K1: f32 = 1.5;
 const B: f32 = 0.75;
@@ -115,10 +120,17 @@ pub struct ToolIndex {
     terms: Vec<String>,
     /// Each document's tool name, `None` once removed.
     names: Vec<Option<String>>,
+    /// Each tool's document.
+    slots: HashMap<String, u32>,
+    /// Each document's terms, so that removing it reads only its postings.
+    doc_terms: Vec<Vec<String>>,
+    /// Each document's turn among equal matches: the order tools came in.
+    order: Vec<u64>,
+    next_order: u64,
     /// Each document's weighted length.
     lengths: Vec<f32>,
-    /// Each document's name, as search words, each with its
-    /// [`word_hash`].
+    /// Each document's name, as search words (at most
+    /// [`MAX_NAME_WORDS`]), each with its [`word_hash`].
     name_words: Vec<Vec<(u64, String)>>,
     /// The slots of removed tools, taken again by the next tools added, so
     /// that replacing tools does not grow the index or its searches.
@@ -128,47 +140,53 @@ pub struct ToolIndex {
 }
 
 impl ToolIndex {
-    /// An index over `specs`.
+    /// An index over `specs` (of two tools of one name, the later).
     pub fn new<'s>(specs: impl IntoIterator<Item = &'s ToolSpecification>) -> Self {
         let mut index = ToolIndex::default();
         for spec in specs {
-            index.add(spec);
+            let turn = index.forget(&spec.name).map(|(turn, _)| turn);
+            index.add(spec, turn);
         }
-        index.sort_terms();
+        index.terms = index.postings.keys().cloned().collect();
+        index.terms.sort_unstable();
         tracing::debug!(target: "toolbox::catalog", tools = index.live, "lexical index built");
         index
     }
 
     /// Adds a tool (a tool of the same name is replaced, and keeps its
-    /// place among equally good matches).
+    /// place among equally good matches). It costs the tool's words and one
+    /// pass over the vocabulary when it brings new words.
     pub fn insert(&mut self, spec: &ToolSpecification) {
-        self.remove(&spec.name);
-        self.add(spec);
-        self.sort_terms();
+        let (turn, gone) = self.forget(&spec.name).unzip();
+        self.drop_terms(gone.unwrap_or_default());
+        let mut fresh = self.add(spec, turn);
+        if !fresh.is_empty() {
+            fresh.sort_unstable();
+            let old = std::mem::take(&mut self.terms);
+            let mut merged = Vec::with_capacity(old.len() + fresh.len());
+            let mut fresh = fresh.into_iter().peekable();
+            for term in old {
+                while let Some(new) = fresh.next_if(|new| *new < term) {
+                    merged.push(new);
+                }
+                merged.push(term);
+            }
+            merged.extend(fresh);
+            self.terms = merged;
+        }
+        self.shrink();
     }
 
     /// Removes a tool; whether it was there. Its slot is taken by the next
-    /// tool added, and the words only it used are forgotten.
+    /// tool added, and the words only it used are forgotten. It costs the
+    /// tool's words and, when words are forgotten, one pass over the
+    /// vocabulary.
     pub fn remove(&mut self, name: &str) -> bool {
-        let Some(doc) = self.names.iter().position(|n| n.as_deref() == Some(name)) else {
+        let Some((_, gone)) = self.forget(name) else {
             return false;
         };
-        self.names[doc] = None;
-        self.name_words[doc] = Vec::new();
-        self.live -= 1;
-        self.total_length -= self.lengths[doc];
-        self.lengths[doc] = 0.0;
-        if self.live == 0 {
-            // No rounding left behind in the average length.
-            self.total_length = 0.0;
-        }
-        self.postings.retain(|_, postings| {
-            postings.retain(|(d, _)| *d as usize != doc);
-            !postings.is_empty()
-        });
-        let postings = &self.postings;
-        self.terms.retain(|term| postings.contains_key(term));
-        self.free.push(doc as u32);
+        self.drop_terms(gone);
+        self.shrink();
         true
     }
 
@@ -182,7 +200,63 @@ impl ToolIndex {
         self.live == 0
     }
 
-    fn add(&mut self, spec: &ToolSpecification) {
+    /// Takes a tool out of the postings (its terms left empty are dropped
+    /// from them, not yet from the vocabulary); if it was there, its turn
+    /// and those terms.
+    fn forget(&mut self, name: &str) -> Option<(u64, Vec<String>)> {
+        let doc = self.slots.remove(name)?;
+        let slot = doc as usize;
+        self.names[slot] = None;
+        self.name_words[slot] = Vec::new();
+        self.live -= 1;
+        self.total_length -= self.lengths[slot];
+        self.lengths[slot] = 0.0;
+        if self.live == 0 {
+            // No rounding left behind in the average length.
+            self.total_length = 0.0;
+        }
+        let mut gone = Vec::new();
+        for term in std::mem::take(&mut self.doc_terms[slot]) {
+            if let Some(postings) = self.postings.get_mut(&term) {
+                postings.retain(|(d, _)| *d != doc);
+                if postings.is_empty() {
+                    self.postings.remove(&term);
+                    gone.push(term);
+                }
+            }
+        }
+        self.free.push(doc);
+        Some((self.order[slot], gone))
+    }
+
+    /// The vocabulary without `gone`, the words no tool uses any longer:
+    /// one pass beside them, both sorted.
+    fn drop_terms(&mut self, mut gone: Vec<String>) {
+        if gone.is_empty() {
+            return;
+        }
+        gone.sort_unstable();
+        let mut gone = gone.iter().peekable();
+        self.terms.retain(|term| {
+            while gone.next_if(|g| *g < term).is_some() {}
+            gone.next_if(|g| *g == term).is_none()
+        });
+    }
+
+    /// Memory given back once most of it is unused (a tool of a million
+    /// words removed).
+    fn shrink(&mut self) {
+        if self.postings.capacity() > 4 * self.postings.len().max(64) {
+            self.postings.shrink_to_fit();
+        }
+        if self.terms.capacity() > 4 * self.terms.len().max(64) {
+            self.terms.shrink_to_fit();
+        }
+    }
+
+    /// Indexes a tool in a free slot, at `turn` among equal matches (a new
+    /// turn if `None`); the terms it brings to the vocabulary.
+    fn add(&mut self, spec: &ToolSpecification, turn: Option<u64>) -> Vec<String> {
         let doc = self.free.pop().unwrap_or(self.names.len() as u32);
         let mut weights: HashMap<String, f32> = HashMap::new();
         let mut length = 0.0;
@@ -202,27 +276,45 @@ impl ToolIndex {
             field(&namespace.description, NAMESPACE_DESCRIPTION);
         }
         parameters(&spec.parameters, 0, &mut field);
+        let mut fresh = Vec::new();
+        let mut terms = Vec::with_capacity(weights.len());
         for (term, weight) in weights {
-            self.postings.entry(term).or_default().push((doc, weight));
+            match self.postings.get_mut(&term) {
+                Some(postings) => postings.push((doc, weight)),
+                None => {
+                    self.postings.insert(term.clone(), vec![(doc, weight)]);
+                    fresh.push(term.clone());
+                }
+            }
+            terms.push(term);
         }
-        let name_words = words(&spec.name).into_iter().map(|w| (word_hash(&w), w));
+        let name_words: Vec<(u64, String)> = words(&spec.name)
+            .into_iter()
+            .take(MAX_NAME_WORDS)
+            .map(|w| (word_hash(&w), w))
+            .collect();
+        let turn = turn.unwrap_or_else(|| {
+            self.next_order += 1;
+            self.next_order
+        });
         let slot = doc as usize;
         if slot == self.names.len() {
             self.names.push(Some(spec.name.clone()));
-            self.name_words.push(name_words.collect());
+            self.name_words.push(name_words);
             self.lengths.push(length);
+            self.doc_terms.push(terms);
+            self.order.push(turn);
         } else {
             self.names[slot] = Some(spec.name.clone());
-            self.name_words[slot] = name_words.collect();
+            self.name_words[slot] = name_words;
             self.lengths[slot] = length;
+            self.doc_terms[slot] = terms;
+            self.order[slot] = turn;
         }
+        self.slots.insert(spec.name.clone(), doc);
         self.live += 1;
         self.total_length += length;
-    }
-
-    fn sort_terms(&mut self) {
-        self.terms = self.postings.keys().cloned().collect();
-        self.terms.sort_unstable();
+        fresh
     }
 
     /// A word no tool uses, cut into two words tools do (`flowchart` →
@@ -276,7 +368,9 @@ impl ToolIndex {
                 .map(|w| (stem(w), ENTITY))
                 .collect();
             if let Some(site) = &entity.site {
-                terms.extend(words(site).into_iter().map(|w| (w, 1.0)));
+                // A site's name is a few words; a hostile URL's is not.
+                let site = words(site).into_iter().take(MAX_SITE_WORDS);
+                terms.extend(site.map(|w| (w, 1.0)));
             }
             units.push(terms);
         }
@@ -400,7 +494,12 @@ impl ToolIndex {
                 )
             })
             .collect();
-        let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        // Equal scores in the order the tools came in (a replaced tool
+        // keeps its turn).
+        let by_score = |a: &(u32, f32), b: &(u32, f32)| {
+            b.1.total_cmp(&a.1)
+                .then(self.order[a.0 as usize].cmp(&self.order[b.0 as usize]))
+        };
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, by_score);
             hits.truncate(limit);
@@ -802,5 +901,82 @@ mod tests {
         assert!(index.is_empty());
         assert!(index.search("mail", 5).is_empty());
         assert!(index.postings.is_empty() && index.terms.is_empty());
+    }
+
+    /// The vocabulary is what the postings hold, sorted, once.
+    fn vocabulary_is_sound(index: &ToolIndex) {
+        let mut keys: Vec<&String> = index.postings.keys().collect();
+        keys.sort_unstable();
+        assert_eq!(index.terms.iter().collect::<Vec<_>>(), keys);
+    }
+
+    #[test]
+    fn equal_matches_keep_the_order_the_tools_came_in() {
+        let mail = |name: &str| ToolSpecification::new(name, "Sends mail.");
+        let order = |index: &ToolIndex| -> Vec<String> {
+            index
+                .search("mail", 5)
+                .into_iter()
+                .map(|h| h.name)
+                .collect()
+        };
+        let mut index = ToolIndex::new(&[mail("a"), mail("b"), mail("c")]);
+        assert!(index.remove("b") && index.remove("c"));
+        index.insert(&mail("b"));
+        index.insert(&mail("c"));
+        assert_eq!(order(&index), ["a", "b", "c"]);
+        // A new tool comes after the tools already there, whichever slot it
+        // takes; a replaced one keeps its turn.
+        assert!(index.remove("a"));
+        index.insert(&mail("d"));
+        assert_eq!(order(&index), ["b", "c", "d"]);
+        index.insert(&mail("b"));
+        assert_eq!(order(&index), ["b", "c", "d"]);
+        vocabulary_is_sound(&index);
+    }
+
+    #[test]
+    fn of_two_tools_of_one_name_the_index_keeps_the_later() {
+        let mut index = ToolIndex::new(&[
+            ToolSpecification::new("dup", "old alpha"),
+            ToolSpecification::new("dup", "new beta"),
+        ]);
+        assert_eq!(index.len(), 1);
+        assert!(index.search("alpha", 5).is_empty());
+        assert_eq!(index.search("beta", 5).len(), 1);
+        vocabulary_is_sound(&index);
+        assert!(index.remove("dup"));
+        assert!(index.is_empty());
+        assert!(index.search("beta", 5).is_empty());
+    }
+
+    #[test]
+    fn inserting_and_removing_keep_the_vocabulary_sorted() {
+        let mut index = ToolIndex::new(&[ToolSpecification::new("m_tool", "middle words")]);
+        for (name, text) in [
+            ("a_tool", "apple zebra"),
+            ("z_tool", "aardvark middle zzz"),
+            ("m_tool", "mango"),
+            ("b_tool", "banana apple"),
+        ] {
+            index.insert(&ToolSpecification::new(name, text));
+            vocabulary_is_sound(&index);
+        }
+        assert!(index.remove("a_tool"));
+        vocabulary_is_sound(&index);
+        assert_eq!(index.search("zeb", 5).len(), 0);
+        assert_eq!(index.search("aard", 5)[0].name, "z_tool");
+    }
+
+    #[test]
+    fn hostile_names_and_urls_are_read_only_so_far() {
+        let long_name = vec!["word"; 5_000].join("_");
+        let index = ToolIndex::new(&[ToolSpecification::new(long_name.as_str(), "A tool.")]);
+        assert_eq!(index.name_words[0].len(), MAX_NAME_WORDS);
+        let roots: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        let url = format!("https://{}.com/", roots.join("-"));
+        assert!(check_query(&url).is_ok());
+        let terms: usize = index.query_units(&url).iter().map(Vec::len).sum();
+        assert!(terms < 16, "{terms} terms");
     }
 }
