@@ -66,8 +66,9 @@ fuzz_target!(|data: &[u8]| {
             accepted,
             query.len() <= MAX_QUERY_BYTES && query.split_whitespace().count() <= MAX_QUERY_WORDS
         );
-        // What the model reads: identifiers spelled out, a few words each
-        // (`/a` → `folder or file`), the rest as it was.
+        // What the model reads (before a short query's frame, `I want to`):
+        // identifiers spelled out, a few words each (`/a` → `folder or
+        // file`), the rest as it was.
         let read = internal::spelled_out(&query);
         assert!(read.len() <= 8 * query.len() + 16, "{query:?} → {read:?}");
         assert_eq!(read.trim().is_empty(), query.trim().is_empty());

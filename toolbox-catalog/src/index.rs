@@ -154,8 +154,9 @@ impl ToolIndex {
     }
 
     /// Adds a tool (a tool of the same name is replaced, and keeps its
-    /// place among equally good matches). It costs the tool's words and one
-    /// pass over the vocabulary when it brings new words.
+    /// place among equally good matches). It costs the postings of the
+    /// replaced tool's words and, when words come or go, a pass over the
+    /// vocabulary: not a sort of it, nor a read of every posting.
     pub fn insert(&mut self, spec: &ToolSpecification) {
         let (turn, gone) = self.forget(&spec.name).unzip();
         self.drop_terms(gone.unwrap_or_default());
@@ -179,8 +180,8 @@ impl ToolIndex {
 
     /// Removes a tool; whether it was there. Its slot is taken by the next
     /// tool added, and the words only it used are forgotten. It costs the
-    /// tool's words and, when words are forgotten, one pass over the
-    /// vocabulary.
+    /// postings of its words and, when words are forgotten, a pass over
+    /// the vocabulary.
     pub fn remove(&mut self, name: &str) -> bool {
         let Some((_, gone)) = self.forget(name) else {
             return false;

@@ -776,8 +776,9 @@ fn found_text(hits: &[&ToolSpecification], forgotten: &[String], search: &str) -
 pub mod internal {
     pub use crate::index::clip;
 
-    /// `query` as the model reads it, its identifiers spelled out (what
-    /// `SemanticIndex` embeds), for the fuzz target that searches.
+    /// `query` with its identifiers spelled out, as `SemanticIndex` embeds
+    /// it (a short one then framed as a request, `I want to …`), for the
+    /// fuzz target that searches.
     pub fn spelled_out(query: &str) -> std::borrow::Cow<'_, str> {
         crate::entity::spelled_out(query)
     }

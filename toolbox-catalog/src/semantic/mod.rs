@@ -85,9 +85,9 @@ const QUERY_FRAME: &str = "I want to ";
 /// length, an instruction before it) is read as written.
 const MAX_FRAMED_WORDS: usize = 32;
 /// A query's first word that makes it a request in the first person
-/// already (`I'm`, `we're` and `let's` read by the word before the
-/// apostrophe).
-const FIRST_PERSON: [&str; 7] = ["i", "we", "my", "our", "me", "us", "let"];
+/// already (`I'm` and `we're` read by the word before the apostrophe;
+/// `let` only as `let's`, `let me` or `let us`).
+const FIRST_PERSON: [&str; 5] = ["i", "we", "my", "our", "me"];
 
 /// The text the model embeds for a query (its identifiers already spelled
 /// out): a query of at most 32 words framed as a request in the first
@@ -96,19 +96,25 @@ const FIRST_PERSON: [&str; 7] = ["i", "we", "my", "our", "me", "us", "let"];
 /// ("we expect a spike, …"), as it is. all-MiniLM-L6-v2 reads a bare
 /// phrase's few words with little context; framed, it meets the tools'
 /// request texts ([`tool_texts`]) better. Chosen on the search
-/// benchmark's tune part (the model alone 0.554 / 0.804 / 0.660 → 0.586 /
-/// 0.814 / 0.686, recall@1 / recall@5 / MRR; the hybrid's recall@5 0.925
+/// benchmark's tune part (the model alone 0.554 / 0.804 / 0.660 → 0.582 /
+/// 0.814 / 0.684, recall@1 / recall@5 / MRR; the hybrid's recall@5 0.925
 /// → 0.943) and ToolRet's `apigen` (BENCHMARKS.md).
 pub(crate) fn query_text(query: &str) -> std::borrow::Cow<'_, str> {
     let mut words = query.split_whitespace();
     let first_person = words.next().is_some_and(|first| {
         let first = first
             .trim_matches(|c: char| !c.is_alphanumeric())
-            .split(['\'', '\u{2019}'])
-            .next()
-            .unwrap_or_default()
             .to_lowercase();
-        FIRST_PERSON.contains(&first.as_str())
+        let mut parts = first.split(['\'', '\u{2019}']);
+        let word = parts.next().unwrap_or_default();
+        let contracted = parts.next().is_some();
+        FIRST_PERSON.contains(&word)
+            || word == "lets"
+            || (word == "let"
+                && (contracted
+                    || query.split_whitespace().nth(1).is_some_and(|next| {
+                        next.eq_ignore_ascii_case("me") || next.eq_ignore_ascii_case("us")
+                    })))
     });
     if first_person || words.nth(MAX_FRAMED_WORDS - 1).is_some() {
         query.into()
@@ -205,5 +211,19 @@ mod tests {
             query_text("users of the team"),
             "I want to users of the team"
         );
+        // Nor is a request to let someone else do something, or the US.
+        for query in [
+            "let the team know the release is out",
+            "US holiday calendar",
+        ] {
+            assert_eq!(query_text(query), format!("I want to {query}"));
+        }
+        for query in [
+            "let me know about new preprints",
+            "Let us see the logs",
+            "lets go",
+        ] {
+            assert_eq!(query_text(query), query);
+        }
     }
 }
