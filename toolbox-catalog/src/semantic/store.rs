@@ -234,7 +234,10 @@ impl Embeddings {
 /// The query's identifiers are embedded as the words of what they are
 /// (`can WEB-77 go to Done` as `can issue WEB-77 go to Done`, `data.xlsx`
 /// as `spreadsheet`, `#general` as `channel`): the model would read their
-/// pieces as words.
+/// pieces as words. A query of at most 32 words is then framed as a
+/// request, `I want to …` (`switch to the staging cluster`), unless it
+/// opens in the first person already (`we need …`, `let me …`): the model
+/// pools a bare phrase's few words poorly.
 ///
 /// ```no_run
 /// use std::sync::Arc;
