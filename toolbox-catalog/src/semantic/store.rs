@@ -387,9 +387,11 @@ impl SemanticIndex {
     }
 
     /// Each tool's similarity to `query` (the better of its texts'), in the
-    /// index's order; `None` when the query cannot be embedded (logged) or
-    /// what a search reads of it ([`MAX_QUERY_BYTES`]) is blank.
-    pub(super) fn similarities(&self, query: &str) -> Option<Vec<f32>> {
+    /// index's order, and whether the query was framed as a request
+    /// ([`query_text`](super::query_text)); `None` when the query cannot be
+    /// embedded (logged) or what a search reads of it ([`MAX_QUERY_BYTES`])
+    /// is blank.
+    pub(super) fn similarities(&self, query: &str) -> Option<(Vec<f32>, bool)> {
         // What any search reads of a query (a model would read about 256
         // word pieces, but the tokenizer would first read all of it).
         let query = clip(query, MAX_QUERY_BYTES);
@@ -402,6 +404,7 @@ impl SemanticIndex {
         let query = crate::entity::spelled_out(query);
         // A short query framed as a request ("I want to …").
         let query = super::query_text(&query);
+        let framed = matches!(query, std::borrow::Cow::Owned(_));
         let query = match self.embedder.embed(&[&*query]) {
             Ok(mut vectors) => vectors.pop()?,
             Err(error) => {
@@ -437,7 +440,7 @@ impl SemanticIndex {
                     }
                 });
         });
-        Some(scores)
+        Some((scores, framed))
     }
 
     pub(super) fn name(&self, i: usize) -> &str {
@@ -522,7 +525,7 @@ impl ToolSearch for SemanticIndex {
             return Vec::new();
         }
         // `None` for a blank query too.
-        let Some(scores) = self.similarities(query) else {
+        let Some((scores, _)) = self.similarities(query) else {
             return Vec::new();
         };
         best(&scores, limit)
