@@ -89,7 +89,7 @@ const MAX_FRAMED_WORDS: usize = 32;
 /// `let` only as `let's`, `let me` or `let us`).
 const FIRST_PERSON: [&str; 5] = ["i", "we", "my", "our", "me"];
 
-/// The text the model embeds for a query (its identifiers already spelled
+/// The text the model embeds for a short query (its identifiers already spelled
 /// out): a query of at most 32 words framed as a request in the first
 /// person ("switch to the staging cluster" → "I want to switch to the
 /// staging cluster"); a longer one, or one that opens in the first person
@@ -98,10 +98,12 @@ const FIRST_PERSON: [&str; 5] = ["i", "we", "my", "our", "me"];
 /// request texts ([`tool_texts`]) better. Chosen on the search
 /// benchmark's tune part (the model alone 0.554 / 0.804 / 0.660 → 0.582 /
 /// 0.814 / 0.684, recall@1 / recall@5 / MRR; the hybrid's recall@5 0.925
-/// → 0.943) and ToolRet's `apigen` (BENCHMARKS.md).
-pub(crate) fn query_text(query: &str) -> std::borrow::Cow<'_, str> {
+/// → 0.943) and ToolRet's `apigen` (BENCHMARKS.md). `None` when the
+/// query is read as it is.
+pub(crate) fn framed_query(query: &str) -> Option<String> {
     let mut words = query.split_whitespace();
-    let first_person = words.next().is_some_and(|first| {
+    let (first, second) = (words.next(), words.clone().next());
+    let first_person = first.is_some_and(|first| {
         let first = first
             .trim_matches(|c: char| !c.is_alphanumeric())
             .to_lowercase();
@@ -112,14 +114,14 @@ pub(crate) fn query_text(query: &str) -> std::borrow::Cow<'_, str> {
             || word == "lets"
             || (word == "let"
                 && (contracted
-                    || query.split_whitespace().nth(1).is_some_and(|next| {
+                    || second.is_some_and(|next| {
                         next.eq_ignore_ascii_case("me") || next.eq_ignore_ascii_case("us")
                     })))
     });
     if first_person || words.nth(MAX_FRAMED_WORDS - 1).is_some() {
-        query.into()
+        None
     } else {
-        format!("{QUERY_FRAME}{query}").into()
+        Some(format!("{QUERY_FRAME}{query}"))
     }
 }
 
@@ -183,17 +185,17 @@ mod tests {
     #[test]
     fn a_short_query_is_framed_as_a_request_and_a_long_one_read_as_written() {
         assert_eq!(
-            query_text("switch to the staging cluster"),
-            "I want to switch to the staging cluster"
+            framed_query("switch to the staging cluster").as_deref(),
+            Some("I want to switch to the staging cluster")
         );
         let words = |n: usize| vec!["word"; n].join(" ");
-        assert_eq!(query_text(&words(32)), format!("I want to {}", words(32)));
-        assert_eq!(query_text(&words(33)), words(33));
-        // Counted as a search counts them: by whitespace.
         assert_eq!(
-            query_text(&format!(" {}\t", words(33))),
-            format!(" {}\t", words(33))
+            framed_query(&words(32)),
+            Some(format!("I want to {}", words(32)))
         );
+        assert_eq!(framed_query(&words(33)), None);
+        // Counted as a search counts them: by whitespace.
+        assert_eq!(framed_query(&format!(" {}\t", words(33))), None);
         // A request in the first person already is read as it is.
         for query in [
             "we expect a traffic spike, run more copies of the frontend",
@@ -203,27 +205,30 @@ mod tests {
             "my build is failing",
             "(our) standup notes",
         ] {
-            assert_eq!(query_text(query), query);
+            assert_eq!(framed_query(query), None, "{query}");
         }
         // Words that only start like one are not.
-        assert_eq!(query_text("mystery novels"), "I want to mystery novels");
         assert_eq!(
-            query_text("users of the team"),
-            "I want to users of the team"
+            framed_query("mystery novels").as_deref(),
+            Some("I want to mystery novels")
+        );
+        assert_eq!(
+            framed_query("users of the team").as_deref(),
+            Some("I want to users of the team")
         );
         // Nor is a request to let someone else do something, or the US.
         for query in [
             "let the team know the release is out",
             "US holiday calendar",
         ] {
-            assert_eq!(query_text(query), format!("I want to {query}"));
+            assert_eq!(framed_query(query), Some(format!("I want to {query}")));
         }
         for query in [
             "let me know about new preprints",
             "Let us see the logs",
             "lets go",
         ] {
-            assert_eq!(query_text(query), query);
+            assert_eq!(framed_query(query), None, "{query}");
         }
     }
 }

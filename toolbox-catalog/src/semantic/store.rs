@@ -388,7 +388,7 @@ impl SemanticIndex {
 
     /// Each tool's similarity to `query` (the better of its texts'), in the
     /// index's order, and whether the query was framed as a request
-    /// ([`query_text`](super::query_text)); `None` when the query cannot be
+    /// ([`framed_query`](super::framed_query)); `None` when the query cannot be
     /// embedded (logged) or what a search reads of it ([`MAX_QUERY_BYTES`])
     /// is blank.
     pub(super) fn similarities(&self, query: &str) -> Option<(Vec<f32>, bool)> {
@@ -403,9 +403,8 @@ impl SemanticIndex {
         // as words (BENCHMARKS.md).
         let query = crate::entity::spelled_out(query);
         // A short query framed as a request ("I want to …").
-        let query = super::query_text(&query);
-        let framed = matches!(query, std::borrow::Cow::Owned(_));
-        let query = match self.embedder.embed(&[&*query]) {
+        let framed = super::framed_query(&query);
+        let query = match self.embedder.embed(&[framed.as_deref().unwrap_or(&query)]) {
             Ok(mut vectors) => vectors.pop()?,
             Err(error) => {
                 tracing::warn!(target: "toolbox::catalog", %error, "the query could not be embedded");
@@ -440,7 +439,7 @@ impl SemanticIndex {
                     }
                 });
         });
-        Some((scores, framed))
+        Some((scores, framed.is_some()))
     }
 
     pub(super) fn name(&self, i: usize) -> &str {
