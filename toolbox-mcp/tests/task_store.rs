@@ -417,13 +417,45 @@ async fn another_principal_is_told_a_task_does_not_exist() {
 /// A store whose `create` takes 300 ms before it stores, or fails; and
 /// whose leases, once frozen, answer renewals without extending them (a
 /// runner's renewals lost in a pause).
+/// A gate every waiter sees open in the same instant: one `Notify`, whose
+/// `notify_waiters` marks each registered waiter notified at once. (A
+/// `watch` channel is not that: its receivers wait on one of several
+/// `Notify`s, woken one after another, so a task could be polled with its
+/// cancel's waiter woken and its tool's not yet.)
+#[derive(Default)]
+struct Gate {
+    open: AtomicBool,
+    opened: tokio::sync::Notify,
+}
+
+impl Gate {
+    async fn wait(&self) {
+        loop {
+            let opened = self.opened.notified();
+            tokio::pin!(opened);
+            // Registered before the flag is read: an opening after the
+            // read wakes it.
+            opened.as_mut().enable();
+            if self.open.load(Ordering::SeqCst) {
+                return;
+            }
+            opened.await;
+        }
+    }
+
+    fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+        self.opened.notify_waiters();
+    }
+}
+
 struct SlowStore {
     inner: MemoryTaskStore,
     fail: AtomicBool,
     frozen: AtomicBool,
     /// When set, `wait_cancel` answers once it opens (a cancel's
     /// notification arriving as the gate opens).
-    cancel_gate: Option<tokio::sync::watch::Receiver<bool>>,
+    cancel_gate: Option<Arc<Gate>>,
     /// When set, the reads a client's requests make fail.
     fail_reads: AtomicBool,
 }
@@ -502,7 +534,7 @@ impl TaskStore for SlowStore {
     async fn wait_cancel(&self, id: &str, poll: Duration) -> StoreResult<()> {
         match &self.cancel_gate {
             Some(gate) => {
-                let _ = gate.clone().wait_for(|open| *open).await;
+                gate.wait().await;
                 Ok(())
             }
             None => self.inner.wait_cancel(id, poll).await,
@@ -781,31 +813,25 @@ async fn a_cancelled_task_whose_server_stopped_ends_cancelled_and_is_not_run_aga
     assert_eq!(seen.starts.load(Ordering::SeqCst), 0, "no tool ran again");
 }
 
-// Ignored while it fails: two of three clean-clone CI runs of 2026-12-07,
-// and three of five runs of it alone on an idle machine, saw one of its
-// twelve tasks end `cancelled` instead of `completed`. The cause is not
-// found yet (the runner's biased select should see the gated tool's answer
-// first); run it with `--ignored` while mending it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails in about half the runs: a gated task can end cancelled; the cause is not found yet"]
 async fn a_tool_that_ended_as_the_cancel_came_keeps_its_result() {
     // The runner's select! took its branches in random order: a call that
     // had ended with its result when the cancel's notification came in
     // the same wake-up ended the task `cancelled` half the time, its
     // result lost.
-    let gate = tokio::sync::watch::channel(false).0;
+    let gate = Arc::new(Gate::default());
     let store = Arc::new(SlowStore {
         inner: MemoryTaskStore::new(),
         fail: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
-        cancel_gate: Some(gate.subscribe()),
+        cancel_gate: Some(gate.clone()),
         fail_reads: AtomicBool::new(false),
     });
-    let opens = gate.subscribe();
+    let opens = gate.clone();
     let tools = FnToolBox::new([tool_fn("gated", "Ends when the gate opens", move |_: ()| {
-        let mut open = opens.clone();
+        let gate = opens.clone();
         async move {
-            let _ = open.wait_for(|open| *open).await;
+            gate.wait().await;
             "gated done"
         }
     })
@@ -829,7 +855,7 @@ async fn a_tool_that_ended_as_the_cancel_came_keeps_its_result() {
         store.request_cancel(id, None).await.unwrap();
     }
     // One wake-up: each tool ends and each runner hears of the cancel.
-    gate.send_replace(true);
+    gate.open();
     for id in &ids {
         let ended = serde_json::to_value(until_terminal(&to, id).await).unwrap();
         assert_eq!(ended["status"], "completed", "{ended}");
