@@ -222,7 +222,7 @@ pub(crate) fn spelled_out(query: &str) -> Cow<'_, str> {
 /// The others are replaced: kept, a code file's name cost the model alone
 /// 1 task at 1 on the search benchmark's tune part and 15 of
 /// MCPToolBench++'s 699, a channel's 1 and 2 more (BENCHMARKS.md), so
-/// `Node.js` reads as `source file` and `#AI` as `channel`.
+/// `server.js` reads as `source file` and `#AI` as `channel`.
 fn kept(kind: Kind) -> bool {
     matches!(kind, Kind::IssueKey | Kind::IssueNumber)
 }
@@ -266,8 +266,13 @@ fn classify(token: &str) -> Option<Entity> {
         });
     }
     if let Some(name) = token.strip_prefix('#') {
-        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
-            return kind(Kind::IssueNumber);
+        // `#000` and `#333333` are colours: no issue's number starts with
+        // 0, and none has six or eight digits all alike.
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) && !is_hex_color(name) {
+            return (!name.starts_with('0')).then_some(Entity {
+                kind: Kind::IssueNumber,
+                site: None,
+            });
         }
         if is_hex_color(name) {
             return kind(Kind::Color);
@@ -282,6 +287,11 @@ fn classify(token: &str) -> Option<Entity> {
         return None;
     }
     if let Some(name) = token.strip_prefix('@') {
+        // `@channel`, `@here`, `@everyone`: a chat's broadcast to a
+        // channel, not a person.
+        if BROADCASTS.contains(&name.to_ascii_lowercase().as_str()) {
+            return kind(Kind::Channel);
+        }
         // `@10am` is a time.
         if name.chars().next().is_some_and(char::is_alphabetic)
             && name
@@ -312,6 +322,10 @@ fn classify(token: &str) -> Option<Entity> {
         return None;
     }
     if is_issue_key(token) {
+        // `PR-42`: a pull request's number.
+        if token.starts_with("PR-") {
+            return kind(Kind::IssueNumber);
+        }
         return kind(Kind::IssueKey);
     }
     if let Some(chat) = chat_id(token) {
@@ -328,15 +342,41 @@ fn classify(token: &str) -> Option<Entity> {
         }
         return None;
     }
+    if LIBRARIES.contains(&lower.as_str()) {
+        return None;
+    }
     if let Some(file) = file_extension(token).and_then(file_kind) {
         return kind(Kind::File(file));
     }
     None
 }
 
-/// A colour's hex digits after `#` (all digits are an issue's number,
-/// read before): three, four, six or eight of them, with a digit among
-/// them, or all capitals, or all alike (`ff0000`, `FFF`, `fff`, `0af`);
+/// A chat's broadcast mentions (Slack's, Discord's): they notify a
+/// channel's members, not one person.
+const BROADCASTS: &[&str] = &["channel", "everyone", "here"];
+
+/// JavaScript libraries and runtimes named with a file's extension
+/// (`Node.js`): products, not files.
+const LIBRARIES: &[&str] = &[
+    "angular.js",
+    "backbone.js",
+    "chart.js",
+    "d3.js",
+    "deno.js",
+    "ember.js",
+    "express.js",
+    "next.js",
+    "node.js",
+    "nuxt.js",
+    "react.js",
+    "three.js",
+    "vue.js",
+];
+
+/// A colour's hex digits after `#`: three, four, six or eight of them,
+/// with a digit among them, or all capitals, or all alike (`ff0000`,
+/// `FFF`, `fff`, `0af`), but digits alone only from 0 or six or eight
+/// alike (`000`, `333333`: `#333` is an issue's number);
 /// three or four with a letter on each side of a digit are a channel's
 /// name (`#e2e`, `#b2b`), as are hex words (`#add`, `#decade`).
 fn is_hex_color(name: &str) -> bool {
@@ -346,11 +386,14 @@ fn is_hex_color(name: &str) -> bool {
         && bytes.windows(3).any(|w| {
             w[0].is_ascii_alphabetic() && w[1].is_ascii_digit() && w[2].is_ascii_alphabetic()
         });
+    let alike = bytes.iter().all(|&b| b == bytes[0]);
+    if bytes.iter().all(u8::is_ascii_digit) {
+        return matches!(bytes.len(), 3 | 4 | 6 | 8)
+            && (bytes[0] == b'0' || alike && bytes.len() >= 6);
+    }
     bytes.iter().all(u8::is_ascii_hexdigit)
         && matches!(bytes.len(), 3 | 4 | 6 | 8)
-        && (digit && !word_shape
-            || bytes.iter().all(u8::is_ascii_uppercase)
-            || bytes.iter().all(|&b| b == bytes[0]))
+        && (digit && !word_shape || bytes.iter().all(u8::is_ascii_uppercase) || alike)
 }
 
 /// A chat workspace's id for a person (`U024BE7LH`, `W012A3CDE`) or a
@@ -379,13 +422,16 @@ fn chat_id(token: &str) -> Option<Kind> {
 /// encodings, hashes, models, product lines (`UTF-8`, `SHA-256`,
 /// `ISO-8601`, `GPT-4`, `COVID-19`, `RTX-4090`), whatever their number.
 const NOT_PROJECTS: &[&str] = &[
-    "AES", "CVE", "COVID", "GPT", "GTX", "ISO", "PEP", "RFC", "RSA", "RTX", "SARS", "SHA", "TLS",
-    "UTF",
+    "AES", "ANSI", "CVE", "COVID", "ECMA", "GPT", "GTX", "IEEE", "ISO", "PEP", "RFC", "RSA", "RTX",
+    "SARS", "SHA", "TLS", "UTF",
 ];
 
-/// Names of a key's shape only with a one-digit number (`ES-6`, `MD-5`,
-/// `MP-4`: `MP-142` is a project's issue).
-const NOT_PROJECTS_OF_ONE_DIGIT: &[&str] = &["ES", "MD", "MP"];
+/// Names of a key's shape only with a one-digit number, a version or a
+/// generation (`ES-6`, `MD-5`, `MP-4`, `WIFI-6`, `HTML-5`: `MP-142` is a
+/// project's issue).
+const NOT_PROJECTS_OF_ONE_DIGIT: &[&str] = &[
+    "CSS", "DDR", "ES", "HDMI", "HTML", "HTTP", "MD", "MP", "PCIE", "USB", "WIFI",
+];
 
 /// Periods of a key's shape with a year's number (`Q3-2024`, `FY-24`).
 const PERIODS: &[&str] = &["FY", "H1", "H2", "Q1", "Q2", "Q3", "Q4"];
@@ -561,6 +607,8 @@ mod tests {
             "encode as UTF-8, hash with SHA-256",
             "dates in ISO-8601 for the Q3-2024 report",
             "compare GPT-4 and RTX-4090",
+            "a WIFI-6 router with USB-3, HDMI-2 and DDR-5, pages in HTML-5 and CSS-3",
+            "floats as IEEE-754, JavaScript as ECMA-262",
             "schedule a call @10am",
             "use /giphy in slack, or run /remind",
             "ISIN US0378331005 and DE0005140008, order D12345678",
@@ -573,6 +621,32 @@ mod tests {
             spelled_out("set it to #fff, #FFF, #fa0, #0af or #FF0000"),
             "set it to color, color, color, color or color"
         );
+        // Digits alone: a colour from 0 or six alike, else an issue.
+        assert_eq!(
+            kinds("paint it #000, #000000 or #333333, not #333 or #1024").1,
+            [
+                Kind::Color,
+                Kind::Color,
+                Kind::Color,
+                Kind::IssueNumber,
+                Kind::IssueNumber
+            ]
+        );
+        assert_eq!(kinds("see #0 and #0042").1, [Kind::Color]);
+        // A pull request's key; a chat's broadcast; a library, not a file.
+        assert_eq!(
+            kinds("review PR-42, tell @channel and @Here, ping @maria").1,
+            [
+                Kind::IssueNumber,
+                Kind::Channel,
+                Kind::Channel,
+                Kind::Mention
+            ]
+        );
+        assert_eq!(
+            kinds("upgrade Node.js and next.js, then edit server.js").1,
+            [Kind::File(FileKind::Code)]
+        );
         // Near misses of those shapes are still what they were.
         assert_eq!(
             kinds("make backups under /data, run ls /tmp. then /r/rust"),
@@ -582,8 +656,11 @@ mod tests {
             )
         );
         assert_eq!(
-            kinds("move MP-142 to Done, close ES-311, but MD-5 and FY-2024 are no keys").1,
-            [Kind::IssueKey, Kind::IssueKey]
+            kinds(
+                "move MP-142 to Done, close ES-311 and CSS-120, but MD-5 and FY-2024 are no keys"
+            )
+            .1,
+            [Kind::IssueKey, Kind::IssueKey, Kind::IssueKey]
         );
         assert_eq!(
             kinds("rename 2024-05-01.md and 20240501.md").1,
