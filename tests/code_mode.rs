@@ -248,6 +248,15 @@ async fn each_limit_ends_the_run_with_its_own_error_and_the_box_stays_usable() {
             "const a = []; while (true) a.push(new Array(100000).fill(1));",
             "memory limit",
         ),
+        // Out of memory as it makes its error, QuickJS throws `null`.
+        (
+            "const a = []; for (;;) a.push({ x: [1, 2, 3] });",
+            "the run used more than its memory limit of 16777216 bytes: keep less in memory",
+        ),
+        (
+            "return Array.from(new Set(Array.from({ length: 3e6 }, (_, i) => i))).length;",
+            "the run used more than its memory limit of 16777216 bytes: keep less in memory",
+        ),
         ("const f = (n) => f(n + 1) + 1; return f(0);", "stack limit"),
         (
             "for (let i = 0; i < 10000; i++) { try { await tools.ping({}); } catch (e) {} } return 1;",
@@ -445,6 +454,10 @@ async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
         "while (true) { try { for (;;) {} } catch (e) {} }",
         "return Array.prototype.values.call({ length: 2 ** 53 - 1 }).drop(2 ** 53 - 2).next();",
         "return new Set([undefined]).isSupersetOf({ size: 0, has() { return true; }, keys() { return Array.prototype.values.call({ length: 2 ** 53 - 1 }); } });",
+        // A job queue that refills itself: each job too short to be
+        // interrupted.
+        "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});",
+        "const f = () => { Promise.resolve().then(f); let s = 0; for (let i = 0; i < 1000; i++) s += i; return s; }; f(); await new Promise(() => {});",
     ] {
         let started = std::time::Instant::now();
         let answer = run(&code, script).await;
@@ -500,7 +513,10 @@ async fn what_a_failed_script_says_is_javascript_bounded_and_its_own() {
     let exact = [
         ("throw {code: 42};", r#"the script threw: {"code":42}"#),
         ("throw 42;", "the script threw: 42"),
-        ("throw null;", "the script threw: null"),
+        (
+            "throw null;",
+            "the script threw: null (unless the script threw it, the run used more than its memory limit of 67108864 bytes: keep less in memory)",
+        ),
         ("throw undefined;", "the script threw: undefined"),
         ("throw false;", "the script threw: false"),
         ("throw 'plain words';", "the script threw: plain words"),

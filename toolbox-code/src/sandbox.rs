@@ -290,6 +290,9 @@ impl Script {
                 limits,
                 stop: &self.stop,
                 deadline,
+                // QuickJS throws `null` when it runs out of memory while
+                // making the error it would throw.
+                may_throw_null: self.code.contains("null"),
             };
             // The script's first line is the wrapper's, so its line numbers are its own.
             let wrapped = format!("{WRAP_OPEN}{}\n}})()", self.code);
@@ -297,7 +300,7 @@ impl Script {
                 .eval_with_options(wrapped, options(SCRIPT_FILE))
                 .map_err(|error| ended.explain(error))?;
             let value: rquickjs::Value<'_> =
-                promise.finish().map_err(|error| ended.explain(error))?;
+                settle(&ctx, &promise, &self.stop, deadline).map_err(|error| ended.explain(error))?;
             let out: rquickjs::Value<'_> = finish
                 .call((value,))
                 .map_err(|error| ended.explain(error))?;
@@ -314,6 +317,32 @@ impl Script {
         });
         drop(context);
         answer
+    }
+}
+
+/// Runs the interpreter's job queue until `promise` settles, and stops
+/// at the run's end (`stop`, `deadline`). The interrupt handler does not
+/// stop a queue that refills itself (`const f = () =>
+/// Promise.resolve().then(f)`): each job is too short for QuickJS to poll
+/// it, and an interrupted job only fails itself, so rquickjs's
+/// `Promise::finish` would run such a queue forever.
+fn settle<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    promise: &rquickjs::Promise<'js>,
+    stop: &AtomicBool,
+    deadline: Instant,
+) -> rquickjs::Result<rquickjs::Value<'js>> {
+    loop {
+        if let Some(settled) = promise.result() {
+            return settled;
+        }
+        if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            // `explain` reads which of the two ended it.
+            return Err(rquickjs::Error::Exception);
+        }
+        if !ctx.execute_pending_job() {
+            return Err(rquickjs::Error::WouldBlock);
+        }
     }
 }
 
@@ -358,6 +387,9 @@ struct Ended<'a, 'js> {
     limits: Limits,
     stop: &'a AtomicBool,
     deadline: Instant,
+    /// Whether the script's text holds `null`: a `null` thrown by a script
+    /// that never wrote it is QuickJS out of memory.
+    may_throw_null: bool,
 }
 
 impl Ended<'_, '_> {
@@ -389,6 +421,7 @@ impl Ended<'_, '_> {
             }
         }
         let thrown = self.ctx.catch();
+        let thrown_null = thrown.is_null();
         // The interpreter's own errors, read without running script code.
         let message = thrown
             .as_object()
@@ -396,8 +429,14 @@ impl Ended<'_, '_> {
             .and_then(|o| o.get::<_, rquickjs::Value<'_>>("message").ok())
             .and_then(|m| m.as_string().and_then(|s| s.to_string().ok()))
             .unwrap_or_default();
-        if message == "out of memory" {
+        if message == "out of memory" || thrown_null && !self.may_throw_null {
             return memory();
+        }
+        if thrown_null {
+            return format!(
+                "the script threw: null (unless the script threw it, the run used more than its memory limit of {} bytes: keep less in memory)",
+                limits.memory
+            );
         }
         if message.contains("stack overflow") || message.contains("call stack size") {
             return format!(
