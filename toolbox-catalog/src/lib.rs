@@ -645,8 +645,11 @@ impl Catalog {
         call: &mut ToolCall,
         revealed: &mut Revealed,
     ) -> ToolResponse {
-        let query =
-            match call.arguments.get("query") {
+        // Read as a tool reads its arguments: text that is not an object of
+        // them is said as what it is, not as a missing `query`.
+        let query = match call.arguments.as_arguments().to_value() {
+            Err(error) => return ToolResponse::error(error.to_string()),
+            Ok(arguments) => match arguments.get("query") {
                 Some(Value::String(query)) if !query.trim().is_empty() => query.clone(),
                 Some(Value::String(_)) => return ToolResponse::error(
                     "invalid arguments at `query`: the query is empty; say what the tool should do",
@@ -659,7 +662,8 @@ impl Catalog {
                         "invalid arguments: missing field `query`; say what the tool should do",
                     )
                 }
-            };
+            },
+        };
         if let Err(refused) = check_query(&query) {
             return ToolResponse::error(format!("invalid arguments at `query`: {refused}"));
         }
@@ -805,5 +809,71 @@ pub mod internal {
             Some(at) => format!("{}…", &cut[..at]),
             None => format!("{cut}…"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a search call with `arguments` answers, and whether as an
+    /// error.
+    fn search(arguments: impl Into<toolbox_core::args::CallArguments>) -> (String, bool) {
+        let catalog = Catalog::new(vec![
+            ToolSpecification::new("send_email", "Sends an email.").with_deferred(true),
+            ToolSpecification::new("get_weather", "Current weather for a city."),
+        ])
+        .unwrap();
+        let mut call = ToolCall::new("search_tools", arguments);
+        let response = catalog.answer(None, &mut call, &mut Revealed::new());
+        (response.content, response.is_error)
+    }
+
+    #[test]
+    fn search_arguments_that_do_not_read_say_why() {
+        let lone =
+            "the string has a lone surrogate escape (`\\uD800` to `\\uDFFF` without its pair); \
+                    strings must be well-formed Unicode text";
+        let cases = [
+            (
+                r#"{"query": "email""#,
+                "invalid arguments: the arguments are not valid JSON (EOF while parsing an object at line 1 column 17); send a JSON object".to_owned(),
+            ),
+            (
+                "not json",
+                "invalid arguments: the arguments are not valid JSON (expected ident at line 1 column 2); send a JSON object".to_owned(),
+            ),
+            (
+                r#"["email"]"#,
+                "invalid arguments: expected a JSON object of arguments, got an array of 1 item"
+                    .to_owned(),
+            ),
+            (
+                r#"{"query":"\ud800 email"}"#,
+                format!("invalid arguments at `query`: {lone}"),
+            ),
+            (
+                r#"{"query":"email","limit":1e999}"#,
+                "invalid arguments at `limit`: the number is out of range; send a number of smaller magnitude".to_owned(),
+            ),
+            (
+                r#"{"limit": 3}"#,
+                "invalid arguments: missing field `query`; say what the tool should do".to_owned(),
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(search(text), (expected, true), "{text}");
+        }
+        // Arguments sent as a value that is not an object.
+        assert_eq!(
+            search(json!(["email"])),
+            (
+                "invalid arguments: expected a JSON object of arguments, got an array of 1 item"
+                    .to_owned(),
+                true
+            )
+        );
+        let (found, is_error) = search(r#"{"query": "send an email"}"#);
+        assert!(!is_error && found.contains("send_email"), "{found}");
     }
 }

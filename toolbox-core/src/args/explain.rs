@@ -33,9 +33,17 @@ pub(super) fn invalid_at(root: &Value, path: &[PathStep], message: &str) -> Tool
     ToolError::invalid_arguments(text.to_string(), explain(message, at))
 }
 
+/// What a model reads of a number no `f64` (or no value of the type read)
+/// holds, which serde_json's parser refuses as "number out of range".
+pub(super) const OUT_OF_RANGE: &str =
+    "the number is out of range; send a number of smaller magnitude";
+
 /// Rewrites a serde message in JSON terms: what JSON was received, what
 /// JSON would be accepted.
 pub(crate) fn explain(message: &str, found: Option<&Value>) -> String {
+    if message == "number out of range" {
+        return OUT_OF_RANGE.to_owned();
+    }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
         if let Some((unexpected, expected)) = rest.split_once(", expected ") {
             let expected = json_expectation(expected);

@@ -36,7 +36,7 @@ pub(crate) mod read;
 mod whole;
 
 pub(crate) use explain::explain;
-use explain::invalid_at;
+use explain::{invalid_at, OUT_OF_RANGE};
 pub use normalize::{normalize, Adjustment, Change};
 pub use whole::Args;
 
@@ -297,11 +297,43 @@ fn intake(arguments: Arguments<'_>, read_one: &mut ReadOne<'_>) -> Result<(), To
 #[cold]
 #[inline(never)]
 fn repeated_key(text: &str) -> Option<JsonPath> {
+    let stop = walk(text, true);
+    stop.repeated.then_some(stop.path)
+}
+
+/// Where a [`walk`] of JSON text stopped.
+#[derive(Default)]
+struct Stop {
+    /// The path of the value the walk was in (the root once it read the
+    /// whole text).
+    path: JsonPath,
+    /// Whether it stopped reading a key of the object at `path`.
+    in_key: bool,
+    /// Whether it stopped at a key given twice (the last step of `path`).
+    repeated: bool,
+}
+
+/// Walks `text` as serde_json's parser reads it, keeping the path, up to
+/// its end, serde_json's first error, or (with `repeats`) the first key
+/// given twice in one object. One pass: a cheap way to say where an error
+/// is that serde_json places only by line and column.
+#[cold]
+#[inline(never)]
+fn walk(text: &str, repeats: bool) -> Stop {
     use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
     struct Walk<'p> {
-        path: &'p mut JsonPath,
-        found: &'p mut Option<JsonPath>,
+        stop: &'p mut Stop,
+        repeats: bool,
+    }
+
+    impl Walk<'_> {
+        fn inner(&mut self) -> Walk<'_> {
+            Walk {
+                stop: self.stop,
+                repeats: self.repeats,
+            }
+        }
     }
 
     impl<'de> DeserializeSeed<'de> for Walk<'_> {
@@ -334,51 +366,50 @@ fn repeated_key(text: &str) -> Option<JsonPath> {
         fn visit_unit<E>(self) -> Result<(), E> {
             Ok(())
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
             let mut index = 0;
             loop {
-                self.path.push_index(index);
-                let more = seq.next_element_seed(Walk {
-                    path: self.path,
-                    found: self.found,
-                })?;
-                self.path.pop();
+                self.stop.path.push_index(index);
+                // An error leaves the path where it happened.
+                let more = seq.next_element_seed(self.inner())?;
+                self.stop.path.pop();
                 if more.is_none() {
                     return Ok(());
                 }
                 index += 1;
             }
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
             let mut seen = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<String>()? {
-                self.path.push_key(key.as_str());
-                if !seen.insert(key) {
+            loop {
+                self.stop.in_key = true;
+                let Some(key) = map.next_key::<String>()? else {
+                    break;
+                };
+                self.stop.in_key = false;
+                self.stop.path.push_key(key.as_str());
+                if self.repeats && !seen.insert(key) {
                     // Found: the walk stops here.
-                    *self.found = Some(self.path.clone());
+                    self.stop.repeated = true;
                     return Err(de::Error::custom("a repeated key"));
                 }
-                map.next_value_seed(Walk {
-                    path: self.path,
-                    found: self.found,
-                })?;
-                self.path.pop();
+                map.next_value_seed(self.inner())?;
+                self.stop.path.pop();
             }
+            self.stop.in_key = false;
             Ok(())
         }
     }
 
-    let mut path = JsonPath::root();
-    let mut found = None;
+    let mut stop = Stop::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    // Its error is the stop at the key found (the text was read as a
-    // `Value` already).
+    // Its error is where the walk stopped.
     let _ = Walk {
-        path: &mut path,
-        found: &mut found,
+        stop: &mut stop,
+        repeats,
     }
     .deserialize(&mut deserializer);
-    found
+    stop
 }
 
 /// The second try of a tool's intake: the arguments again with the `null`s
@@ -483,14 +514,17 @@ fn refused(
         read::Input::Value(value) => return Err(explain_value(value, first)),
         read::Input::Text(text) => text,
     };
-    let message = match first.into_failed() {
-        read::Failed::TextOnly(message) => return Err(not_json(&message)),
-        read::Failed::Syntax => None,
-        read::Failed::Data { message, .. } => Some(message),
+    let failed = first.into_failed();
+    let value = match serde_json::from_str::<Value>(text) {
+        Err(error) => return Err(unreadable(text, &error)),
+        Ok(value) => value,
     };
-    match serde_json::from_str::<Value>(text) {
-        Err(error) => Err(not_json(&error)),
-        Ok(value) => Ok((value, message)),
+    match failed {
+        // JSON the text reader refuses for this type (an `f32` out of
+        // range, a key that is not the number a map's keys are): said where.
+        read::Failed::TextOnly { message, path } => Err(invalid_at(&value, &path, &message)),
+        read::Failed::Syntax => Ok((value, None)),
+        read::Failed::Data { message, .. } => Ok((value, Some(message))),
     }
 }
 
@@ -500,12 +534,11 @@ fn refused(
 #[inline(never)]
 fn explain_value(value: &Value, error: read::ReadError) -> ToolError {
     match error.into_failed() {
-        read::Failed::Data { message, path } => invalid_at(value, &path, &message),
+        read::Failed::Data { message, path } | read::Failed::TextOnly { message, path } => {
+            invalid_at(value, &path, &message)
+        }
         read::Failed::Syntax => {
             ToolError::invalid_arguments("", "the arguments are not valid JSON")
-        }
-        read::Failed::TextOnly(message) => {
-            ToolError::invalid_arguments("", explain(&message, None))
         }
     }
 }
@@ -540,11 +573,11 @@ fn other_text(text: &str, depth: u8) -> OtherText<'_> {
         Some(b'n') if trimmed == "null" => OtherText::Empty,
         Some(b'"') if depth == 0 => match serde_json::from_str::<String>(trimmed) {
             Ok(inner) => OtherText::Encoded(inner),
-            Err(error) => OtherText::Refused(not_json(&error)),
+            Err(error) => OtherText::Refused(unreadable(trimmed, &error)),
         },
         Some(_) => OtherText::Refused(match serde_json::from_str::<Value>(trimmed) {
             Ok(other) => not_an_object(&other),
-            Err(error) => not_json(&error),
+            Err(error) => unreadable(trimmed, &error),
         }),
     }
 }
@@ -563,24 +596,91 @@ fn not_an_object(value: &Value) -> ToolError {
     )
 }
 
-fn not_json(error: &dyn fmt::Display) -> ToolError {
-    ToolError::invalid_arguments(
-        "",
-        format!("the arguments are not valid JSON ({error}); send a JSON object"),
-    )
+/// Why serde_json's parser refused `text` with `error`: valid JSON past
+/// one of its limits is said as such, where it is (a walk of the text up
+/// to the error), and anything else is not JSON.
+#[cold]
+#[inline(never)]
+fn unreadable(text: &str, error: &serde_json::Error) -> ToolError {
+    // serde_json names these limits only in its message (all are syntax
+    // errors to its `classify`).
+    let limit = if error.is_syntax() {
+        Limit::of(&error.to_string())
+    } else {
+        None
+    };
+    match limit {
+        None => ToolError::invalid_arguments(
+            "",
+            format!("the arguments are not valid JSON ({error}); send a JSON object"),
+        ),
+        Some(Limit::Depth) => nest_too_deep(),
+        Some(Limit::Range) => {
+            let stop = walk(text, false);
+            ToolError::invalid_arguments(stop.path.to_string(), OUT_OF_RANGE)
+        }
+        Some(Limit::Surrogate) => {
+            let stop = walk(text, false);
+            let (what, whole) = if stop.in_key {
+                ("a key has", "keys")
+            } else {
+                ("the string has", "strings")
+            };
+            ToolError::invalid_arguments(
+                stop.path.to_string(),
+                format!(
+                    "{what} a lone surrogate escape (`\\uD800` to `\\uDFFF` without its \
+                     pair); {whole} must be well-formed Unicode text"
+                ),
+            )
+        }
+    }
+}
+
+/// A limit past which serde_json's parser refuses valid JSON.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// Nesting deeper than [`MAX_DEPTH`] levels.
+    Depth,
+    /// A number no `f64` holds.
+    Range,
+    /// A `\u` escape of half a surrogate pair, without the other half.
+    Surrogate,
+}
+
+impl Limit {
+    /// The limit serde_json's `message` (for a syntax error) says the text
+    /// is past, if any.
+    fn of(message: &str) -> Option<Limit> {
+        [
+            ("recursion limit exceeded", Limit::Depth),
+            ("number out of range", Limit::Range),
+            ("lone leading surrogate in hex escape", Limit::Surrogate),
+            // Only after a leading surrogate.
+            ("unexpected end of hex escape", Limit::Surrogate),
+        ]
+        .into_iter()
+        .find(|(start, _)| message.starts_with(start))
+        .map(|(_, limit)| limit)
+    }
 }
 
 /// Refuses values nested deeper than [`MAX_DEPTH`].
 #[inline]
 fn check_depth(value: &Value) -> Result<(), ToolError> {
     if too_deep(value) {
-        Err(ToolError::invalid_arguments(
-            "",
-            format!("the arguments nest deeper than {MAX_DEPTH} levels"),
-        ))
+        Err(nest_too_deep())
     } else {
         Ok(())
     }
+}
+
+#[cold]
+fn nest_too_deep() -> ToolError {
+    ToolError::invalid_arguments(
+        "",
+        format!("the arguments nest deeper than {MAX_DEPTH} levels"),
+    )
 }
 
 /// Whether `value` nests deeper than [`MAX_DEPTH`].

@@ -320,3 +320,125 @@ fn a_huge_input_is_echoed_cut() {
         .to_string();
     assert!(error.len() < 600, "{}", error.len());
 }
+
+/// JSON that serde_json's parser refuses for one of its limits is not
+/// called invalid JSON: nesting too deep, a number out of range and a lone
+/// surrogate are said as such, the last two where they are (one walk of
+/// the text, also through a million digits).
+#[test]
+fn json_past_a_parser_limit_is_said_as_such() {
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Forecast {
+        days: Option<f64>,
+        city: Option<String>,
+        v: Option<Value>,
+    }
+    let range = "the number is out of range; send a number of smaller magnitude";
+    let lone = "the string has a lone surrogate escape (`\\uD800` to `\\uDFFF` without its pair); \
+                strings must be well-formed Unicode text";
+    let lone_key = "a key has a lone surrogate escape (`\\uD800` to `\\uDFFF` without its pair); \
+                    keys must be well-formed Unicode text";
+    let digits = format!(r#"{{"days": 1{}}}"#, "0".repeat(1_000_000));
+    let float = format!(r#"{{"days": 1{}.5}}"#, "0".repeat(400));
+    let deep = nested(200).to_string();
+    let cases = [
+        (
+            r#"{"days": 1e999999}"#,
+            format!("invalid arguments at `days`: {range}"),
+        ),
+        (&digits, format!("invalid arguments at `days`: {range}")),
+        (&float, format!("invalid arguments at `days`: {range}")),
+        (
+            r#"{"v": [1, {"y": -1e999}]}"#,
+            format!("invalid arguments at `v[1].y`: {range}"),
+        ),
+        (
+            &deep,
+            "invalid arguments: the arguments nest deeper than 128 levels".to_owned(),
+        ),
+        (
+            r#"{"city": "\ud800"}"#,
+            format!("invalid arguments at `city`: {lone}"),
+        ),
+        (
+            r#"{"city": "Oslo \udc00"}"#,
+            format!("invalid arguments at `city`: {lone}"),
+        ),
+        (
+            r#"{"city": "\ud800\u0041"}"#,
+            format!("invalid arguments at `city`: {lone}"),
+        ),
+        (
+            r#"{"v": {"ok": [1], "w": {}, "\ud800": 1}}"#,
+            format!("invalid arguments at `v`: {lone_key}"),
+        ),
+        (r#"{"\ud800": 1}"#, format!("invalid arguments: {lone_key}")),
+        (
+            r#"{"v": {"w": {"x": 1}}, "city": "\ud800"}"#,
+            format!("invalid arguments at `city`: {lone}"),
+        ),
+        // Double-encoded: the path is in the arguments the string holds.
+        (
+            r#""{\"city\": \"\\ud800\"}""#,
+            format!("invalid arguments at `city`: {lone}"),
+        ),
+        (
+            r#"["\ud800"]"#,
+            format!("invalid arguments at `[0]`: {lone}"),
+        ),
+    ];
+    for (text, expected) in &cases {
+        let arguments = Arguments::Text(text);
+        let errors = [
+            arguments.deserialize::<Forecast>().unwrap_err(),
+            arguments.deserialize_tool::<Forecast>().unwrap_err(),
+            arguments.to_value().unwrap_err(),
+        ];
+        for error in errors {
+            assert_eq!(&error.to_string(), expected, "{text:.60}");
+        }
+    }
+    // Cut short, it is not JSON.
+    assert_eq!(
+        Arguments::Text(r#"{"city": "\ud800"#)
+            .deserialize::<Forecast>()
+            .unwrap_err()
+            .to_string(),
+        "invalid arguments: the arguments are not valid JSON (EOF while parsing a string at line 1 column 16); send a JSON object"
+    );
+}
+
+/// JSON the text reader refuses only for the type read (an `f32` or `u128`
+/// out of range, a map key that is not a number) is not called invalid
+/// JSON either, and is said where it is.
+#[test]
+fn json_refused_for_the_type_read_is_said_where() {
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Narrow {
+        small: Option<f32>,
+        wide: Option<u128>,
+        counts: Option<std::collections::HashMap<u8, u8>>,
+    }
+    let range = "the number is out of range; send a number of smaller magnitude";
+    let cases = [
+        (
+            r#"{"small": 1e39}"#.to_owned(),
+            format!("invalid arguments at `small`: {range}"),
+        ),
+        (
+            format!(r#"{{"wide": 1{}}}"#, "0".repeat(60)),
+            format!("invalid arguments at `wide`: {range}"),
+        ),
+        (
+            r#"{"counts": {"x": 1}}"#.to_owned(),
+            "invalid arguments at `counts.x`: invalid value: expected key to be a number in quotes"
+                .to_owned(),
+        ),
+    ];
+    for (text, expected) in &cases {
+        let error = Arguments::Text(text).deserialize::<Narrow>().unwrap_err();
+        assert_eq!(&error.to_string(), expected, "{text}");
+    }
+}

@@ -258,8 +258,12 @@ pub(crate) enum Failed {
     },
     /// The text did not parse.
     Syntax,
-    /// The text reader refused JSON text for this type.
-    TextOnly(String),
+    /// The text reader refused JSON text for this type: serde_json's
+    /// message and the path, root first.
+    TextOnly {
+        message: String,
+        path: Vec<PathStep>,
+    },
 }
 
 impl ReadError {
@@ -278,7 +282,7 @@ impl ReadError {
 
     #[cold]
     fn at(mut self, step: impl FnOnce() -> PathStep) -> Self {
-        if matches!(self.0.kind, Kind::Data(_)) {
+        if matches!(self.0.kind, Kind::Data(_) | Kind::TextOnly(_)) {
             self.0.path.push(step());
         }
         self
@@ -302,17 +306,15 @@ impl ReadError {
     /// What failed, for the intake to explain.
     pub(crate) fn into_failed(self) -> Failed {
         let failure = *self.0;
+        let mut path = failure.path;
+        path.reverse();
         match failure.kind {
-            Kind::Data(error) => {
-                let mut path = failure.path;
-                path.reverse();
-                Failed::Data {
-                    message: error.to_string(),
-                    path,
-                }
-            }
+            Kind::Data(error) => Failed::Data {
+                message: error.to_string(),
+                path,
+            },
             Kind::Syntax => Failed::Syntax,
-            Kind::TextOnly(message) => Failed::TextOnly(message),
+            Kind::TextOnly(message) => Failed::TextOnly { message, path },
         }
     }
 }
