@@ -82,7 +82,13 @@ pub struct CodeMode<B> {
     max_declarations: usize,
     /// Runs stopped at a deferred approval, by run id, oldest first.
     suspended: Mutex<VecDeque<(String, Suspended)>>,
+    /// The last search index built for `search()`, with the tools it holds:
+    /// runs over the same tools share it.
+    search_index: Arc<Mutex<Option<SearchIndex>>>,
 }
+
+/// A search index and the tools it was built over.
+type SearchIndex = (Arc<Vec<ToolSpecification>>, Arc<ToolIndex>);
 
 /// How many stopped runs a code mode keeps for [`CodeMode::resume`]; the
 /// oldest is forgotten past it.
@@ -123,6 +129,7 @@ impl<B: ToolBox> CodeMode<B> {
             handler: ToolHandler::empty(),
             max_declarations: 16 << 10,
             suspended: Mutex::new(VecDeque::new()),
+            search_index: Arc::default(),
         }
     }
 
@@ -285,13 +292,42 @@ bytes of answer.\n\n```ts\n{}",
         suspended.push_back((run_id, run));
     }
 
+    /// The search index over `specs`: the last one built when it holds
+    /// the same tools, else built on a blocking thread (a large catalogue
+    /// takes a while) and kept for the next run. `None` when the run's
+    /// `deadline` comes first.
+    async fn search_index(
+        &self,
+        specs: &Arc<Vec<ToolSpecification>>,
+        deadline: Instant,
+    ) -> Option<Arc<ToolIndex>> {
+        let kept = self.search_index.clone();
+        let specs = specs.clone();
+        let built = tokio::task::spawn_blocking(move || {
+            let held = kept.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some((tools, index)) = held {
+                if Arc::ptr_eq(&tools, &specs) || *tools == *specs {
+                    return index;
+                }
+            }
+            let index = Arc::new(ToolIndex::new(specs.iter()));
+            *kept.lock().unwrap_or_else(|p| p.into_inner()) = Some((specs, index.clone()));
+            index
+        });
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, built).await {
+            Ok(Ok(index)) => Some(index),
+            _ => None,
+        }
+    }
+
     async fn run_replaying(
         &self,
         code: &str,
         ctx: &Context,
         mut replay: Replay,
     ) -> Result<ToolResponse, ToolError> {
-        let specs = self.toolbox.specifications(ctx);
+        let specs = Arc::new(self.toolbox.specifications(ctx));
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         let (sender, mut requests) = mpsc::unbounded_channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -318,7 +354,7 @@ bytes of answer.\n\n```ts\n{}",
         let mut made: Vec<Made> = Vec::new();
         let mut calls = 0usize;
         let mut ended: Option<String> = None;
-        let mut index: Option<ToolIndex> = None;
+        let mut index: Option<Arc<ToolIndex>> = None;
         // The interpreter stops itself at the deadline; this one holds if a
         // builtin does not let it.
         let hard_deadline = tokio::time::Instant::from_std(deadline + grace(limits.time));
@@ -467,8 +503,20 @@ bytes of answer.\n\n```ts\n{}",
                 }
                 Request::Search { query, reply } => {
                     // Bounded: a query past what a search reads is refused.
-                    let answer = check_query(&query).map(|()| {
-                        let index = index.get_or_insert_with(|| ToolIndex::new(&specs));
+                    if let Err(refused) = check_query(&query) {
+                        let _ = reply.send(Err(refused));
+                        continue;
+                    }
+                    if index.is_none() {
+                        index = self.search_index(&specs, deadline).await;
+                    }
+                    let Some(index) = &index else {
+                        ended = Some(time_limit(limits));
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = reply.send(Err("the run's time ran out".to_owned()));
+                        continue;
+                    };
+                    let answer = {
                         let hits: Vec<Value> = index
                             .search(&query, 5)
                             .into_iter()
@@ -481,8 +529,8 @@ bytes of answer.\n\n```ts\n{}",
                                 })
                             })
                             .collect();
-                        Value::Array(hits).to_string()
-                    });
+                        Ok(Value::Array(hits).to_string())
+                    };
                     let _ = reply.send(answer);
                 }
                 Request::Done(result) => {

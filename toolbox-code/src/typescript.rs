@@ -44,6 +44,39 @@ pub const SHORTENED: &str = "more, declared by name only";
 /// rest is `unknown`.
 pub const MAX_TYPE_DEPTH: usize = 8;
 
+/// About how many bytes one type is written out in before the rest is
+/// `unknown` (an object's further properties `[key: string]: unknown`):
+/// `$ref`s are followed each time they are met, and a small schema whose
+/// properties each point back at it would otherwise be written out in
+/// exponential size.
+pub const MAX_TYPE_BYTES: usize = 16 * 1024;
+
+/// The most schemas one type reads, whatever they write.
+const MAX_TYPE_NODES: usize = 4 * 1024;
+
+/// What is left of one type's size bounds.
+struct Budget {
+    bytes: usize,
+    nodes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            bytes: MAX_TYPE_BYTES,
+            nodes: MAX_TYPE_NODES,
+        }
+    }
+
+    fn spent(&self) -> bool {
+        self.bytes == 0 || self.nodes == 0
+    }
+
+    fn charge(&mut self, written: usize) {
+        self.bytes = self.bytes.saturating_sub(written);
+    }
+}
+
 /// One tool's declaration: a method of the `tools` object, its description
 /// and examples as a doc comment, its input type from `parameters` and its
 /// return type from `output_schema` (`unknown` without one).
@@ -144,11 +177,23 @@ fn property_key(name: &str) -> String {
     }
 }
 
-/// The TypeScript type of `schema`, `$ref`s resolved against `root`.
+/// The TypeScript type of `schema`, `$ref`s resolved against `root`,
+/// at most [`MAX_TYPE_DEPTH`] deep and about [`MAX_TYPE_BYTES`] long.
 pub fn render(schema: &Value, root: &Value, depth: usize) -> String {
-    if depth > MAX_TYPE_DEPTH {
+    render_within(schema, root, depth, &mut Budget::new())
+}
+
+fn render_within(schema: &Value, root: &Value, depth: usize, budget: &mut Budget) -> String {
+    if depth > MAX_TYPE_DEPTH || budget.spent() {
         return "unknown".to_owned();
     }
+    budget.nodes -= 1;
+    let written = render_node(schema, root, depth, budget);
+    budget.charge(written.len());
+    written
+}
+
+fn render_node(schema: &Value, root: &Value, depth: usize, budget: &mut Budget) -> String {
     let Some(object) = schema.as_object() else {
         // `true` (anything) and `false` (nothing).
         return match schema {
@@ -158,7 +203,7 @@ pub fn render(schema: &Value, root: &Value, depth: usize) -> String {
     };
     if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
         return match resolve(reference, root) {
-            Some(target) => render(target, root, depth + 1),
+            Some(target) => render_within(target, root, depth + 1, budget),
             None => "unknown".to_owned(),
         };
     }
@@ -170,11 +215,19 @@ pub fn render(schema: &Value, root: &Value, depth: usize) -> String {
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(schemas)) = object.get(key) {
-            return union(schemas.iter().map(|s| render(s, root, depth + 1)).collect());
+            return union(
+                schemas
+                    .iter()
+                    .map(|s| render_within(s, root, depth + 1, budget))
+                    .collect(),
+            );
         }
     }
     if let Some(Value::Array(schemas)) = object.get("allOf") {
-        let parts: Vec<String> = schemas.iter().map(|s| render(s, root, depth + 1)).collect();
+        let parts: Vec<String> = schemas
+            .iter()
+            .map(|s| render_within(s, root, depth + 1, budget))
+            .collect();
         return match parts.len() {
             0 => "unknown".to_owned(),
             1 => parts.into_iter().next().unwrap_or_default(),
@@ -186,20 +239,26 @@ pub fn render(schema: &Value, root: &Value, depth: usize) -> String {
         };
     }
     match object.get("type") {
-        Some(Value::String(kind)) => typed(kind, object, root, depth),
+        Some(Value::String(kind)) => typed(kind, object, root, depth, budget),
         Some(Value::Array(kinds)) => union(
             kinds
                 .iter()
                 .filter_map(Value::as_str)
-                .map(|kind| typed(kind, object, root, depth))
+                .map(|kind| typed(kind, object, root, depth, budget))
                 .collect(),
         ),
-        _ if object.contains_key("properties") => typed("object", object, root, depth),
+        _ if object.contains_key("properties") => typed("object", object, root, depth, budget),
         _ => "unknown".to_owned(),
     }
 }
 
-fn typed(kind: &str, object: &Map<String, Value>, root: &Value, depth: usize) -> String {
+fn typed(
+    kind: &str,
+    object: &Map<String, Value>,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> String {
     match kind {
         "string" => "string".to_owned(),
         "integer" | "number" => "number".to_owned(),
@@ -207,7 +266,7 @@ fn typed(kind: &str, object: &Map<String, Value>, root: &Value, depth: usize) ->
         "null" => "null".to_owned(),
         "array" => match object.get("items") {
             Some(items) => {
-                let item = render(items, root, depth + 1);
+                let item = render_within(items, root, depth + 1, budget);
                 if item.contains(' ') {
                     format!("Array<{item}>")
                 } else {
@@ -216,12 +275,17 @@ fn typed(kind: &str, object: &Map<String, Value>, root: &Value, depth: usize) ->
             }
             None => "unknown[]".to_owned(),
         },
-        "object" => object_type(object, root, depth),
+        "object" => object_type(object, root, depth, budget),
         _ => "unknown".to_owned(),
     }
 }
 
-fn object_type(object: &Map<String, Value>, root: &Value, depth: usize) -> String {
+fn object_type(
+    object: &Map<String, Value>,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> String {
     let required: Vec<&str> = object
         .get("required")
         .and_then(Value::as_array)
@@ -230,6 +294,11 @@ fn object_type(object: &Map<String, Value>, root: &Value, depth: usize) -> Strin
     let mut fields = Vec::new();
     if let Some(Value::Object(properties)) = object.get("properties") {
         for (name, schema) in properties {
+            if budget.spent() {
+                // More properties than the bound writes: said, not dropped.
+                fields.push("[key: string]: unknown;".to_owned());
+                break;
+            }
             let doc = schema
                 .get("description")
                 .and_then(Value::as_str)
@@ -248,18 +317,21 @@ fn object_type(object: &Map<String, Value>, root: &Value, depth: usize) -> Strin
             } else {
                 "?"
             };
-            fields.push(format!(
+            let field = format!(
                 "{doc}{}{optional}: {};",
                 property_key(name),
-                render(schema, root, depth + 1)
-            ));
+                render_within(schema, root, depth + 1, budget)
+            );
+            budget.charge(field.len());
+            fields.push(field);
         }
     }
     match object.get("additionalProperties") {
         Some(Value::Object(_)) | Some(Value::Bool(true)) if fields.is_empty() => {
-            let value = object
-                .get("additionalProperties")
-                .map_or_else(|| "unknown".to_owned(), |s| render(s, root, depth + 1));
+            let value = object.get("additionalProperties").map_or_else(
+                || "unknown".to_owned(),
+                |s| render_within(s, root, depth + 1, budget),
+            );
             return format!("{{ [key: string]: {value} }}");
         }
         _ => {}
@@ -314,6 +386,40 @@ mod tests {
             "{ts}"
         );
         assert!(ts.contains("unknown"), "{ts}");
+    }
+
+    #[test]
+    fn a_schema_whose_properties_point_back_at_it_is_written_in_bounded_size() {
+        // 24 properties, each the whole schema again: 24^5 objects at the
+        // depth bound (120 MB, 1.3 s) before the size bound.
+        let properties: Map<String, Value> = (0..24)
+            .map(|i| (format!("p{i}"), json!({"$ref": "#"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": properties});
+        let ts = render(&schema, &schema, 0);
+        assert!(ts.len() < 2 * MAX_TYPE_BYTES, "{}", ts.len());
+        assert!(ts.starts_with("{ p0?: { p0?: { p0?: { p0?:"), "{ts}");
+        assert!(ts.contains("[key: string]: unknown;"), "{ts}");
+        // Wide rather than deep: 5,000 properties with long descriptions.
+        let properties: Map<String, Value> = (0..5_000)
+            .map(|i| {
+                let description = "word ".repeat(100);
+                (
+                    format!("field{i}"),
+                    json!({"type": "string", "description": description}),
+                )
+            })
+            .collect();
+        let schema = json!({"type": "object", "properties": properties, "required": ["field0"]});
+        let ts = render(&schema, &schema, 0);
+        assert!(ts.len() < 2 * MAX_TYPE_BYTES, "{}", ts.len());
+        assert!(ts.contains("field0: string;"), "{ts}");
+        assert!(ts.ends_with("[key: string]: unknown; }"), "{ts}");
+        // A declaration holds two such types and its description.
+        let spec = ToolSpecification::new("echo", "Echoes.")
+            .with_parameters(schema.clone())
+            .with_output_schema(schema);
+        assert!(declaration(&spec).len() < 5 * MAX_TYPE_BYTES);
     }
 
     #[test]
