@@ -195,6 +195,57 @@ fn bench_search(c: &mut Criterion) {
     }
     group.finish();
 
+    // A hostile catalogue (an untrusted MCP server's tools): 2,000 tools
+    // whose descriptions each hold the same 192 words and 16 longer words
+    // starting with each, and whose names are 32 two-letter camelCase
+    // words, searched by a query of those 32 name words and 32 compounds
+    // of the 192; beside an ordinary catalogue of 2,000 and its query.
+    let base: Vec<String> = (0..192u32)
+        .map(|i| {
+            let n = i * 11;
+            let letter = |k: u32| char::from(b'a' + (k % 26) as u8);
+            format!(
+                "{}{}{}q",
+                letter(n),
+                letter(n / 26 + 3),
+                letter(n / 676 + 7)
+            )
+        })
+        .collect();
+    let description: Vec<String> = base
+        .iter()
+        .flat_map(|b| {
+            std::iter::once(b.clone())
+                .chain((0..16u8).map(move |k| format!("{b}{}", char::from(b'a' + k))))
+        })
+        .collect();
+    let description = description.join(" ");
+    let name_words: Vec<String> = (0..32u8)
+        .map(|i| format!("Z{}", char::from(b'a' + i % 26)) + if i >= 26 { "z" } else { "" })
+        .collect();
+    let hostile: Vec<ToolSpecification> = (0..2_000)
+        .map(|i| ToolSpecification::new(format!("{}{i}", name_words.concat()), &description))
+        .collect();
+    let hostile_query = format!(
+        "{} {}",
+        name_words.join(" "),
+        (0..32)
+            .map(|i| format!("{}{}", base[i], base[i + 64]))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let ordinary: Vec<ToolSpecification> = fixture::large(24).into_iter().take(2_000).collect();
+    let hostile_index = ToolIndex::new(&hostile);
+    let ordinary_index = ToolIndex::new(&ordinary);
+    let mut group = c.benchmark_group("catalog_hostile_catalogue");
+    group.bench_function("ordinary/2000", |b| {
+        b.iter(|| ordinary_index.search(black_box(query), 5))
+    });
+    group.bench_function("hostile/2000", |b| {
+        b.iter(|| hostile_index.search(black_box(&hostile_query), 5))
+    });
+    group.finish();
+
     let specs: Vec<ToolSpecification> = fixture::large(117).into_iter().take(10_000).collect();
     let before = HELD.load(Ordering::Relaxed);
     let index = ToolIndex::new(&specs);
