@@ -982,6 +982,18 @@ async fn math_random_tells_no_time_and_lone_surrogates_read_as_words() {
         "{}",
         answer.content
     );
+    // ... and a lone surrogate in them is named where it is.
+    let answer = run(
+        &code,
+        r"try { await tools.balance({ account: '\uD800' }); return 'ran'; } catch (e) { return e.message; }",
+    )
+    .await;
+    assert!(
+        answer.content.contains("invalid arguments at `account`")
+            && answer.content.contains("must be well-formed Unicode text"),
+        "{}",
+        answer.content
+    );
     // A returned or thrown lone surrogate still reads as text.
     let answer = run(&code, r"return 'x\uD800y';").await;
     assert!(!answer.is_error, "{}", answer.content);
