@@ -190,6 +190,31 @@ async fn rows() -> Vec<Row> {
             json!("{\"city\": "),
         ),
         (
+            "valid JSON nested past 128 levels",
+            "invalid_arguments",
+            &Weather,
+            "get_weather",
+            json!(format!(
+                "{{\"city\": {}{}, \"days\": 1}}",
+                "[".repeat(130),
+                "]".repeat(130)
+            )),
+        ),
+        (
+            "a number out of range",
+            "invalid_arguments",
+            &Weather,
+            "get_weather",
+            json!("{\"city\": \"Oslo\", \"days\": 1e999}"),
+        ),
+        (
+            "a lone surrogate escape",
+            "invalid_arguments",
+            &Weather,
+            "get_weather",
+            json!("{\"city\": \"\\ud800\", \"days\": 1}"),
+        ),
+        (
             "arguments not an object",
             "invalid_arguments",
             &Weather,
