@@ -440,6 +440,41 @@ async fn running_out_of_memory_reads_as_the_memory_limit_whatever_quickjs_throws
     );
 }
 
+#[tokio::test]
+async fn search_takes_a_query_and_says_so_otherwise() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let cases = [
+        ("search()", "got undefined"),
+        ("search(42)", "got number"),
+        ("search(null)", "got null"),
+        ("search({ query: 'send email' })", "got object"),
+        ("search(['send email'])", "got an array"),
+        (
+            "search('')",
+            "the query is empty: say what the tool should do in a few words",
+        ),
+        (
+            "search('   ')",
+            "the query is empty: say what the tool should do in a few words",
+        ),
+    ];
+    for (call, expected) in cases {
+        let script = format!("try {{ {call}; return 'ran'; }} catch (e) {{ return e.message; }}");
+        let answer = run(&code, &script).await;
+        assert!(
+            answer.content.contains(expected),
+            "{call}: {}",
+            answer.content
+        );
+    }
+    let answer = run(&code, "try { search(42); } catch (e) { return e.message; }").await;
+    assert_eq!(
+        answer.content,
+        "search(query) takes a string, what the tool should do in a few words (search(\"refund an order\")); got number"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_catalogue_s_search_index_is_built_within_the_time_limit_and_kept() {
     // 400 deferred tools of 3,000 words each: building their index takes
@@ -1000,6 +1035,17 @@ async fn math_random_tells_no_time_and_lone_surrogates_read_as_words() {
     assert_eq!(answer.content, "x\u{fffd}y");
     let answer = run(&code, r"throw 'x\uD800y';").await;
     assert_eq!(answer.content, "the script threw: x\u{fffd}y");
+    // In an object's values and keys too, and in what it logs.
+    let answer = run(
+        &code,
+        r"console.log({ ['k\uD83D']: 1 }); return { k: '\uD83D', list: ['a\uDC00'] };",
+    )
+    .await;
+    assert!(!answer.is_error, "{}", answer.content);
+    assert_eq!(
+        answer.content,
+        "{\"k\u{fffd}\":1}\n{\"k\":\"\u{fffd}\",\"list\":[\"a\u{fffd}\"]}"
+    );
 }
 
 #[tokio::test]

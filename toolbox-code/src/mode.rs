@@ -503,6 +503,13 @@ bytes of answer.\n\n```ts\n{}",
                 }
                 Request::Search { query, reply } => {
                     // Bounded: a query past what a search reads is refused.
+                    if query.trim().is_empty() {
+                        let _ = reply.send(Err(
+                            "the query is empty: say what the tool should do in a few words"
+                                .to_owned(),
+                        ));
+                        continue;
+                    }
                     if let Err(refused) = check_query(&query) {
                         let _ = reply.send(Err(refused));
                         continue;

@@ -114,6 +114,21 @@ const PRELUDE: &str = r#"
   // here, in words, not with the binding's.
   const ask = (host, ...args) => { try { return host(...args); } catch (_) { throw unicode(); } };
   const wellFormed = (text) => (typeof text.toWellFormed === "function" ? text.toWellFormed() : text);
+  // JSON whose strings and keys are well-formed: JSON.stringify writes a
+  // lone surrogate as a `\uD83D` escape, which the host cannot read.
+  const clean = (_, v) => {
+    if (typeof v === "string") return wellFormed(v);
+    if (v !== null && typeof v === "object" && !isArray(v)) {
+      const keys = Object.keys(v);
+      if (keys.some((k) => wellFormed(k) !== k)) {
+        const copy = {};
+        for (const k of keys) copy[wellFormed(k)] = v[k];
+        return copy;
+      }
+    }
+    return v;
+  };
+  const toJson = (v) => stringify(v, clean);
   const invoke = (name, input) => {
     const text = stringify(input === undefined ? {} : input);
     if (typeof text !== "string") throw new TypeError(`the input of tools.${name} must be JSON data: an object of arguments`);
@@ -131,12 +146,16 @@ const PRELUDE: &str = r#"
     },
   });
   globalThis.search = (query) => {
-    const answer = parse(ask(find, String(query)));
+    if (typeof query !== "string") {
+      const got = query === null ? "null" : isArray(query) ? "an array" : typeof query;
+      throw new TypeError(`search(query) takes a string, what the tool should do in a few words (search("refund an order")); got ${got}`);
+    }
+    const answer = parse(ask(find, query));
     if ("error" in answer) throw new Error(answer.error);
     return answer.ok;
   };
   const lines = [];
-  const show = (v) => (typeof v === "string" ? v : stringify(v));
+  const show = (v) => (typeof v === "string" ? v : toJson(v));
   const log = (...values) => { lines.push(values.map(show).join(" ")); };
   globalThis.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
   const noClock = () => { throw new Error("the sandbox has no clock: pass the time in as an argument, or ask a tool"); };
@@ -211,7 +230,7 @@ const PRELUDE: &str = r#"
         case "function": return `function ${e.name || "(anonymous)"}`;
         case "symbol": case "undefined": return String(e);
       }
-      const json = stringify(e);
+      const json = toJson(e);
       return wellFormed(typeof json === "string" ? json : String(e));
     } catch (_) {
       return "a value that cannot be shown";
@@ -221,7 +240,7 @@ const PRELUDE: &str = r#"
   define(globalThis, "__finish", { value: (value) => {
     let out = lines.join("\n");
     if (value !== undefined) {
-      const text = typeof value === "string" ? value : stringify(value);
+      const text = typeof value === "string" ? value : toJson(value);
       if (typeof text !== "string") return { noJson: typeof value };
       out = out ? out + "\n" + text : text;
     }
