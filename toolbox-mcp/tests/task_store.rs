@@ -904,3 +904,62 @@ async fn a_store_that_fails_mid_task_is_named_to_the_client() {
     let done = serde_json::to_value(until_terminal(&to, &id).await).unwrap();
     assert_eq!(done["status"], "completed", "{done}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_past_the_calls_in_flight_are_refused_before_they_are_stored() {
+    // Each task holds its place among the calls in flight from its
+    // creation: a client could store tasks (and their arguments) without
+    // bound, each past the limit told `working`, then failed.
+    let store = Arc::new(MemoryTaskStore::new());
+    let seen = Arc::new(Seen::default());
+    let served = serve_http(
+        // Its clients have no session (every request stands alone): the
+        // server's limit is the one they meet.
+        replica(store.clone(), "replica-a", seen.clone()).max_calls_in_flight(100, 3),
+        "127.0.0.1:0",
+    )
+    .await
+    .unwrap();
+    let to = client(&served.url(), None).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(create(&to, "hold").await);
+    }
+    let refused = to
+        .call_tool_once(CallToolRequestParams::new("hold"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "-32000: too many calls in flight: the server already runs 3, its limit; try again shortly"
+        ),
+        "{refused}"
+    );
+    assert_eq!(store.list(None).await.unwrap().len(), 3, "nothing stored");
+    // A cancelled task gives its place back.
+    to.cancel_task(CancelTaskParams::new(ids[0].clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(until_terminal(&to, &ids[0]).await).unwrap()["status"],
+        "cancelled"
+    );
+    let mut again = None;
+    for _ in 0..100 {
+        match to
+            .call_tool_once(CallToolRequestParams::new("hold"))
+            .await
+        {
+            Ok(CallToolResponse::Task(created)) => {
+                again = Some(created.task.task_id);
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    assert!(again.is_some(), "the place was given back");
+    // An ended task's record keeps its outcome, not its call's arguments.
+    let ended = store.get_any(&ids[0]).await.unwrap();
+    assert_eq!(ended.arguments, Value::Null);
+}

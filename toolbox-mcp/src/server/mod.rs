@@ -556,44 +556,18 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
             Err(refusal)
         } else if declared == Some(true) {
             self.watch_tasks();
-            // The task is in the store before the client hears of it.
-            let arguments = request
-                .arguments
-                .clone()
-                .map(Value::Object)
-                .unwrap_or(Value::Null);
-            let idempotent = self
-                .toolbox
-                .catalog()
-                .iter()
-                .find(|spec| spec.name == tool)
-                .and_then(|spec| spec.annotations.as_ref())
-                .and_then(|annotations| annotations.idempotent)
-                == Some(true);
-            match self
-                .tasks
-                .create(&tool, arguments, caller_of(&context).as_ref(), idempotent)
-                .await
-            {
-                Ok(record) => {
-                    // The task's call is cancelled by `tasks/cancel` (through
-                    // the store), not by the `tools/call` request that
-                    // created it (already answered).
-                    let mut context = context;
-                    let cancel = tokio_util::sync::CancellationToken::new();
-                    context.ct = cancel.clone();
-                    let server = self.clone();
-                    let call = async move { server.call_tool_inner(request, context, meta).await }
-                        .instrument(span.clone());
-                    self.tasks.run(record.id.clone(), cancel, call);
-                    Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
-                        tasks::wire_task(&record),
-                    )))
+            // The task's place among the calls in flight is taken before
+            // it is stored: a call past the limits is refused as a direct
+            // one is, and stores nothing.
+            match self.call_slot(&tool, &context) {
+                Err(busy) => Err(busy),
+                Ok(slot) => {
+                    self.create_task(&tool, request, context, meta, slot, &span)
+                        .await
                 }
-                Err(error) => Err(error),
             }
         } else {
-            self.call_tool_inner(request, context, meta)
+            self.call_tool_inner(request, context, meta, None)
                 .instrument(span.clone())
                 .await
         };
@@ -663,11 +637,86 @@ impl<B: ToolBox + 'static> McpServer<B> {
 
     /// One `tools/call`, with `meta` the request's `_meta` merged over the
     /// context's (as [`call_tool`](ServerHandler::call_tool) made it).
+    /// Stores a task for a call of `tool` (holding `slot`, its place
+    /// among the calls in flight) and starts its run; the client's answer
+    /// is the task, once the store holds it.
+    async fn create_task(
+        &self,
+        tool: &str,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        meta: Map<String, Value>,
+        slot: CallSlot,
+        span: &tracing::Span,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
+        // The task is in the store before the client hears of it.
+        let arguments = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or(Value::Null);
+        let idempotent = self
+            .toolbox
+            .catalog()
+            .iter()
+            .find(|spec| spec.name == tool)
+            .and_then(|spec| spec.annotations.as_ref())
+            .and_then(|annotations| annotations.idempotent)
+            == Some(true);
+        let record = self
+            .tasks
+            .create(tool, arguments, caller_of(&context).as_ref(), idempotent)
+            .await?;
+        // The task's call is cancelled by `tasks/cancel` (through
+        // the store), not by the `tools/call` request that
+        // created it (already answered).
+        let mut context = context;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        context.ct = cancel.clone();
+        let server = self.clone();
+        let call = async move {
+            server
+                .call_tool_inner(request, context, meta, Some(slot))
+                .await
+        }
+        .instrument(span.clone());
+        self.tasks.run(record.id.clone(), cancel, call);
+        Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+            tasks::wire_task(&record),
+        )))
+    }
+
+    /// A place among the calls in flight for a call of `tool`, within the
+    /// session's and the server's limits; refused with the text a client
+    /// reads.
+    fn call_slot(
+        &self,
+        tool: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallSlot, ErrorData> {
+        let session_calls = match (self.state.sessions.get(), session_id(context)) {
+            (Some(sessions), Some(id)) => sessions.calls(id),
+            _ => self.own_calls.clone(),
+        };
+        CallSlot::take(&self.state, session_calls, &self.limits).map_err(|busy| {
+            tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(tool), reason = %busy.message(), "a call was refused");
+            ErrorData::new(
+                rmcp::model::ErrorCode(-32000),
+                busy.message(),
+                Some(busy.data()),
+            )
+        })
+    }
+
+    /// Runs a call of a tool: `slot`, its place among the calls in flight
+    /// when it was taken already (a task's, at its creation).
     async fn call_tool_inner(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         meta: Map<String, Value>,
+        slot: Option<CallSlot>,
     ) -> Result<CallToolResponse, ErrorData> {
         let progress = meta
             .get("progressToken")
@@ -728,18 +777,10 @@ impl<B: ToolBox + 'static> McpServer<B> {
                 None,
             ));
         };
-        let session_calls = match (self.state.sessions.get(), session_id(&context)) {
-            (Some(sessions), Some(id)) => sessions.calls(id),
-            _ => self.own_calls.clone(),
+        let _slot = match slot {
+            Some(slot) => slot,
+            None => self.call_slot(name, &context)?,
         };
-        let _slot = CallSlot::take(&self.state, session_calls, &self.limits).map_err(|busy| {
-            tracing::warn!(target: "toolbox::mcp", tool = %toolbox_core::args::echo(name), reason = %busy.message(), "a call was refused");
-            ErrorData::new(
-                rmcp::model::ErrorCode(-32000),
-                busy.message(),
-                Some(busy.data()),
-            )
-        })?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let limit = self.limits.timeout_for(name);
         let call = self.toolbox.call(name, &arguments, &ctx, &self.handler);

@@ -191,6 +191,9 @@ fn end(task: &mut TaskRecord, outcome: TaskOutcome, now: u64) {
     task.outcome = Some(outcome);
     task.lease = None;
     task.input_requests.clear();
+    // Kept only to run the task again elsewhere: an ended task's record
+    // holds its result, not its call's arguments too.
+    task.arguments = Value::Null;
     task.updated_at_ms = now;
     task.expires_at_ms = task.ttl_ms.map(|ttl| now.saturating_add(ttl));
 }
