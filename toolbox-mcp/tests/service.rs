@@ -561,3 +561,37 @@ async fn a_shared_token_guards_an_endpoint_whose_port_is_known_only_once_bound()
     });
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_the_wrong_shape_names_its_field_not_a_missing_method() {
+    let server = serve_http(McpServer::new(tools(), "shapes"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let (status, id) = open_session(&url, "-").await;
+    assert_eq!(status, 200);
+    let id = id.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post_on_session(&url, &id, initialized).await.0, 202);
+    let cases = [
+        (
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 42}}),
+            r#""code":-32602,"message":"invalid params for `tools/call`: `name` must be a string, got a number""#,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "ping", "arguments": "{}"}}),
+            r#""code":-32602,"message":"invalid params for `tools/call`: `arguments` must be an object, got a string""#,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/run", "params": {}}),
+            r#""code":-32601,"message":"method not found: `tools/run` is not a method this server answers""#,
+        ),
+    ];
+    for (request, expected) in cases {
+        let (status, text) = post_on_session(&url, &id, request.clone()).await;
+        assert_eq!(status, 200, "{request}: {text}");
+        assert!(text.contains(expected), "{request}: {text}");
+    }
+    server.shutdown(Duration::from_secs(5)).await;
+}

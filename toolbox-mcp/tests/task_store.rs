@@ -947,10 +947,7 @@ async fn tasks_past_the_calls_in_flight_are_refused_before_they_are_stored() {
     );
     let mut again = None;
     for _ in 0..100 {
-        match to
-            .call_tool_once(CallToolRequestParams::new("hold"))
-            .await
-        {
+        match to.call_tool_once(CallToolRequestParams::new("hold")).await {
             Ok(CallToolResponse::Task(created)) => {
                 again = Some(created.task.task_id);
                 break;

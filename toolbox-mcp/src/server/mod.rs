@@ -11,6 +11,7 @@ mod forwarded;
 mod gate;
 mod http;
 mod log;
+mod malformed;
 mod peer;
 mod progress;
 mod sessions;
@@ -396,6 +397,16 @@ impl<B: ToolBox + 'static> ServerHandler for McpServer<B> {
         info.server_info.version = env!("CARGO_PKG_VERSION").to_owned();
         info.instructions = self.instructions.as_deref().map(str::to_owned);
         info
+    }
+
+    /// A request rmcp could not read: a method it knows with params of
+    /// the wrong shape, or one it does not know.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(malformed::answer(&request.method, request.params.as_ref()))
     }
 
     // Logging is deprecated from `2026-07-28` on (SEP-2577); in
