@@ -503,10 +503,9 @@ async fn a_large_catalogue_s_search_index_is_built_within_the_time_limit_and_kep
     // The limit, its grace (half of it), and a loaded machine's slack.
     assert!(took < limit * 2 + Duration::from_millis(300), "{took:?}");
     if answer.is_error {
-        assert!(
-            answer.content.contains("time limit of 300 ms"),
-            "{}",
-            answer.content
+        assert_eq!(
+            answer.content,
+            "the run took longer than its time limit of 300 ms: search() waited for its index of the box's 400 tools, which is still being built; run it again shortly"
         );
     }
     // The index, once built, is kept: later runs over the same tools

@@ -518,7 +518,11 @@ bytes of answer.\n\n```ts\n{}",
                         index = self.search_index(&specs, deadline).await;
                     }
                     let Some(index) = &index else {
-                        ended = Some(time_limit(limits));
+                        ended = Some(format!(
+                            "the run took longer than its time limit of {} ms: search() waited for its index of the box's {} tools, which is still being built; run it again shortly",
+                            limits.time.as_millis(),
+                            specs.len()
+                        ));
                         stop.store(true, Ordering::Relaxed);
                         let _ = reply.send(Err("the run's time ran out".to_owned()));
                         continue;
