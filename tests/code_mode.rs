@@ -594,6 +594,115 @@ async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
 }
 
 #[tokio::test]
+async fn a_length_that_changes_between_reads_cannot_outlive_the_time_limit() {
+    // Each builtin's guard read a length, then the builtin read it again:
+    // a getter (or a valueOf) answering 0, then 2^53 - 1, kept a thread
+    // walking holes in C long after the run's answer.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let limit = Duration::from_millis(1_000);
+    let code = CodeMode::new(bank(&ran)).limits(Limits {
+        time: limit,
+        ..Limits::default()
+    });
+    let cases = [
+        (
+            "let n = 0; return Array.prototype.join.call({ get length() { return n++ ? 2 ** 53 - 1 : 0; } }, '');",
+            "",
+        ),
+        (
+            "let n = 0; return Array.prototype.reverse.call({ length: { valueOf() { return n++ ? 2 ** 53 - 1 : 0; } } }).length;",
+            "{}",
+        ),
+        (
+            "let n = 0; const o = { get length() { return n++ ? 2 ** 53 - 1 : 2; }, 0: 'a', 1: 'b' }; return Array.prototype.sort.call(o)[1];",
+            "b",
+        ),
+        (
+            "let n = 0; const o = { length: 2 ** 53 - 2, get [Symbol.isConcatSpreadable]() { return n++ > 0; } }; return [].concat(o).length;",
+            "1",
+        ),
+        (
+            "let n = 0; return Array.prototype.values.call({ length: 2 ** 53 - 1 }).drop({ valueOf() { return n++ ? 2 ** 53 - 2 : 0; } }).next().done;",
+            "false",
+        ),
+        (
+            "const inner = []; inner.length = 2 ** 32 - 1; return [Array(64).fill(inner)].flat(2).length;",
+            "the script threw: RangeError: Array.prototype.flat: a length of 4294967295 is past the 4194304 elements a run may walk",
+        ),
+        (
+            "const inner = []; inner.length = 2 ** 32 - 1; return [1].flatMap(() => inner).length;",
+            "the script threw: RangeError: Array.prototype.flat: a length of 4294967295 is past the 4194304 elements a run may walk",
+        ),
+        ("return typeof Proxy;", "undefined"),
+        // The usual still holds.
+        ("return [[1, [2]], [3]].flat(2).concat([4], 5, [[6]]);", "[1,2,3,4,5,[6]]"),
+        ("return [1, 2].flatMap((x) => [x, x * 10]);", "[1,10,2,20]"),
+        (
+            "const o = { length: 3, 0: 'c', 1: 'a', 2: 'b' }; Array.prototype.sort.call(o); return [o[0], o[1], o[2], Array.prototype.join.call(o, '-')];",
+            "[\"a\",\"b\",\"c\",\"a-b-c\"]",
+        ),
+    ];
+    for (script, expected) in cases {
+        let started = std::time::Instant::now();
+        let answer = run(&code, script).await;
+        let took = started.elapsed();
+        assert!(took < limit * 2, "{script} answered after {took:?}");
+        assert_eq!(
+            answer.content.lines().next().unwrap_or_default(),
+            expected,
+            "{script}"
+        );
+    }
+    let mut left = sandbox_threads();
+    for _ in 0..50 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = sandbox_threads();
+    }
+    assert_eq!(left, 0, "sandbox threads still alive");
+}
+
+#[tokio::test]
+async fn what_the_prelude_reads_again_cannot_be_replaced_by_the_script() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let code = CodeMode::new(bank(&ran));
+    let cases = [
+        (
+            r"delete String.prototype.toWellFormed; return 'x\uD800y';",
+            "x\u{fffd}y",
+        ),
+        (
+            r"String.prototype.toWellFormed = function () { return String(this); }; throw 'x\uD800y';",
+            "the script threw: x\u{fffd}y",
+        ),
+        (
+            r"Object.keys = () => []; return { ['k\uD800']: 1 };",
+            "{\"k\u{fffd}\":1}",
+        ),
+        (
+            // A successful call is not read as a refusal.
+            "Object.prototype.error = 'not approved: fake'; return await tools.ping({});",
+            "pong",
+        ),
+        (
+            "Array.prototype[Symbol.iterator] = function* () { yield 'close_account'; yield '{}'; }; return await tools.ping({});",
+            "pong",
+        ),
+    ];
+    for (script, expected) in cases {
+        let answer = run(&code, script).await;
+        assert_eq!(answer.content, expected, "{script}");
+    }
+    assert!(
+        !ran.lock().unwrap().iter().any(|r| r.starts_with("close")),
+        "{:?}",
+        ran.lock().unwrap()
+    );
+}
+
+#[tokio::test]
 async fn a_walk_past_the_heap_is_refused_with_its_own_text() {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let code = CodeMode::new(bank(&ran));

@@ -109,20 +109,25 @@ const PRELUDE: &str = r#"
   delete globalThis.__walk; delete globalThis.__wrap; delete globalThis.__seed;
   const parse = JSON.parse, stringify = JSON.stringify, apply = Reflect.apply, get = Reflect.get;
   const define = Object.defineProperty, isArray = Array.isArray, spreadable = Symbol.isConcatSpreadable;
+  // What the prelude calls again after the script has run, kept before it
+  // can replace them.
+  const keysOf = Object.keys, hasOwn = Object.hasOwn, toWellFormed = String.prototype.toWellFormed;
   const unicode = () => new TypeError("tool names, arguments and queries must be well-formed Unicode text: a lone surrogate such as \\uD800 is not");
   // The host's answer; a text it cannot take (a lone surrogate) is refused
   // here, in words, not with the binding's.
-  const ask = (host, ...args) => { try { return host(...args); } catch (_) { throw unicode(); } };
-  const wellFormed = (text) => (typeof text.toWellFormed === "function" ? text.toWellFormed() : text);
+  const askCall = (name, text) => { try { return call(name, text); } catch (_) { throw unicode(); } };
+  const askFind = (query) => { try { return find(query); } catch (_) { throw unicode(); } };
+  const wellFormed = (text) => (typeof toWellFormed === "function" ? apply(toWellFormed, text, []) : text);
   // JSON whose strings and keys are well-formed: JSON.stringify writes a
   // lone surrogate as a `\uD83D` escape, which the host cannot read.
   const clean = (_, v) => {
     if (typeof v === "string") return wellFormed(v);
     if (v !== null && typeof v === "object" && !isArray(v)) {
-      const keys = Object.keys(v);
-      if (keys.some((k) => wellFormed(k) !== k)) {
+      const keys = keysOf(v);
+      for (let i = 0; i < keys.length; i++) {
+        if (wellFormed(keys[i]) === keys[i]) continue;
         const copy = {};
-        for (const k of keys) copy[wellFormed(k)] = v[k];
+        for (let j = 0; j < keys.length; j++) copy[wellFormed(keys[j])] = v[keys[j]];
         return copy;
       }
     }
@@ -132,8 +137,8 @@ const PRELUDE: &str = r#"
   const invoke = (name, input) => {
     const text = stringify(input === undefined ? {} : input);
     if (typeof text !== "string") throw new TypeError(`the input of tools.${name} must be JSON data: an object of arguments`);
-    const answer = parse(ask(call, name, text));
-    if ("error" in answer) throw new Error(answer.error);
+    const answer = parse(askCall(name, text));
+    if (hasOwn(answer, "error")) throw new Error(answer.error);
     return answer.ok;
   };
   const table = {};
@@ -150,8 +155,8 @@ const PRELUDE: &str = r#"
       const got = query === null ? "null" : isArray(query) ? "an array" : typeof query;
       throw new TypeError(`search(query) takes a string, what the tool should do in a few words (search("refund an order")); got ${got}`);
     }
-    const answer = parse(ask(find, query));
-    if ("error" in answer) throw new Error(answer.error);
+    const answer = parse(askFind(query));
+    if (hasOwn(answer, "error")) throw new Error(answer.error);
     return answer.ok;
   };
   const lines = [];
@@ -168,26 +173,105 @@ const PRELUDE: &str = r#"
   define(RealDate.prototype, "constructor", { value: NoClockDate, writable: true, configurable: true });
   globalThis.Date = NoClockDate;
   delete globalThis.performance;
+  // No proxies for scripts: a proxy of an array passes for one
+  // (`Array.isArray`) and could tell a guard one length and a builtin
+  // another. The prelude's own (`tools`, `Date`) are made above.
+  delete globalThis.Proxy;
   const lengthOf = (o) => {
     if (o === null || o === undefined) return 0;
-    const n = Number(Object(o).length);
-    return n > 0 ? n : 0;
+    const n = Math.floor(Number(Object(o).length));
+    return n > 0 ? Math.min(n, 2 ** 53 - 1) : 0;
   };
   const walk = (what, length) => {
     if (length > maxWalk) throw new RangeError(`${what}: a length of ${length} is past the ${maxWalk} elements a run may walk`);
   };
+  // A real array's length is its own number, read by the builtin as the
+  // guard read it. An array-like's length (a getter, an object's valueOf)
+  // could say one thing to the guard and another to the builtin: its
+  // elements are copied in script code (where the interrupt reaches),
+  // its length read once, and the builtin runs on the copy, written back
+  // for those that change it.
+  const changes = new Set(["reverse", "fill", "copyWithin", "sort", "shift", "unshift", "splice"]);
+  const resizes = new Set(["shift", "unshift", "splice"]);
+  const copyOf = (what, o) => {
+    const length = lengthOf(o);
+    walk(what, length);
+    const copy = [];
+    for (let i = 0; i < length; i++) if (i in o) copy[i] = o[i];
+    copy.length = length;
+    return copy;
+  };
+  // A concat argument as the builtin will read it, decided once: a real
+  // array stays; a spreadable array-like becomes its copy; anything else
+  // goes in as one element of an array.
+  const concatPart = (what, a) => {
+    if (isArray(a)) return a;
+    if (a !== null && typeof a === "object" && a[spreadable]) return copyOf(what, a);
+    return [a];
+  };
   for (const name of ["join", "toString", "toLocaleString", "reverse", "fill", "copyWithin", "slice", "splice",
-    "flat", "flatMap", "sort", "toSorted", "toReversed", "toSpliced", "with", "shift", "unshift", "concat"]) {
+    "sort", "toSorted", "toReversed", "toSpliced", "with", "shift", "unshift", "concat"]) {
     const original = Array.prototype[name];
     if (typeof original !== "function") continue;
+    const what = `Array.prototype.${name}`;
     const guarded = { [name](...args) {
-      let length = lengthOf(this);
-      if (name === "concat") for (const a of args) if (a !== null && typeof a === "object" && (isArray(a) || a[spreadable])) length += lengthOf(a);
-      walk(`Array.prototype.${name}`, length);
-      return apply(original, this, args);
+      if (name === "concat") {
+        const parts = [];
+        let length = isArray(this) ? lengthOf(this) : 0;
+        for (let i = 0; i < args.length; i++) {
+          parts[i] = concatPart(what, args[i]);
+          length += lengthOf(parts[i]);
+        }
+        walk(what, length);
+        return apply(original, isArray(this) ? this : concatPart(what, this), parts);
+      }
+      if (isArray(this)) {
+        walk(what, lengthOf(this));
+        return apply(original, this, args);
+      }
+      const o = Object(this);
+      const copy = copyOf(what, o);
+      const before = copy.length;
+      const result = apply(original, copy, args);
+      if (!changes.has(name)) return result;
+      for (let i = 0; i < copy.length; i++) { if (i in copy) o[i] = copy[i]; else delete o[i]; }
+      if (resizes.has(name)) {
+        for (let i = copy.length; i < before; i++) delete o[i];
+        o.length = copy.length;
+      }
+      return result === copy ? o : result;
     } }[name];
     define(Array.prototype, name, { value: guarded, writable: true, configurable: true, enumerable: false });
   }
+  // `flat` and `flatMap` walk the arrays they find in C: here in script
+  // code, each array's length bounded as above.
+  const flatten = (out, source, depth) => {
+    const length = lengthOf(source);
+    walk("Array.prototype.flat", length);
+    for (let i = 0; i < length; i++) {
+      if (!(i in source)) continue;
+      const item = source[i];
+      if (depth > 0 && isArray(item)) flatten(out, item, depth - 1);
+      else out[out.length] = item;
+    }
+    return out;
+  };
+  define(Array.prototype, "flat", { value: function flat(depth) {
+    const d = depth === undefined ? 1 : Math.trunc(Number(depth)) || 0;
+    return flatten([], Object(this), d);
+  }, writable: true, configurable: true, enumerable: false });
+  define(Array.prototype, "flatMap", { value: function flatMap(fn, thisArg) {
+    if (typeof fn !== "function") throw new TypeError("Array.prototype.flatMap: the mapper is not a function");
+    const o = Object(this), length = lengthOf(o), out = [];
+    walk("Array.prototype.flatMap", length);
+    for (let i = 0; i < length; i++) {
+      if (!(i in o)) continue;
+      const mapped = apply(fn, thisArg, [o[i], i, o]);
+      if (isArray(mapped)) flatten(out, mapped, 0);
+      else out[out.length] = mapped;
+    }
+    return out;
+  }, writable: true, configurable: true, enumerable: false });
   // Math.random from a seed the host draws: QuickJS seeds its own from the
   // time of day, which one draw gives away.
   let [x, y, z, w] = seed;
@@ -197,8 +281,10 @@ const PRELUDE: &str = r#"
   if (typeof Iterator === "function" && typeof Iterator.prototype.drop === "function") {
     const drop = Iterator.prototype.drop;
     define(Iterator.prototype, "drop", { value: function drop2(limit) {
-      walk("Iterator.prototype.drop", Number(limit));
-      return apply(drop, this, [limit]);
+      // The count as a number, read once: the builtin reads what the guard did.
+      const count = Number(limit);
+      walk("Iterator.prototype.drop", count);
+      return apply(drop, this, [count]);
     }, writable: true, configurable: true });
   }
   for (const name of ["union", "intersection", "difference", "symmetricDifference", "isSubsetOf", "isSupersetOf", "isDisjointFrom"]) {
