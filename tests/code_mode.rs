@@ -634,6 +634,14 @@ async fn a_length_that_changes_between_reads_cannot_outlive_the_time_limit() {
             "the script threw: RangeError: Array.prototype.flat: a length of 4294967295 is past the 4194304 elements a run may walk",
         ),
         ("return typeof Proxy;", "undefined"),
+        (
+            "const b = [1], a = [0]; a.constructor = { [Symbol.species]: function () { b.length = 2 ** 32 - 1; return {}; } }; return a.concat(b).length;",
+            "2",
+        ),
+        (
+            "const b = [1], c = [2]; Object.defineProperty(b, Symbol.isConcatSpreadable, { get() { c.length = 2 ** 32 - 1; return true; } }); return [0].concat(b, c).length;",
+            "the script threw: RangeError: Array.prototype.concat: a length of 4294967297 is past the 4194304 elements a run may walk",
+        ),
         // The usual still holds.
         ("return [[1, [2]], [3]].flat(2).concat([4], 5, [[6]]);", "[1,2,3,4,5,[6]]"),
         ("return [1, 2].flatMap((x) => [x, x * 10]);", "[1,10,2,20]"),

@@ -13,6 +13,6 @@ mod sandbox;
 pub mod typescript;
 
 #[cfg(feature = "code-mode")]
-pub use mode::{CodeMode, CODE_MODE_RUNTIME, RUN_CODE};
+pub use mode::{CodeMode, CODE_MODE_RUNTIME, MAX_OVERRUN_THREADS, RUN_CODE};
 #[cfg(feature = "code-mode")]
 pub use sandbox::Limits;

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -331,6 +331,13 @@ bytes of answer.\n\n```ts\n{}",
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         let (sender, mut requests) = mpsc::unbounded_channel();
         let stop = Arc::new(AtomicBool::new(false));
+        let overrun = OVERRUN.load(Ordering::SeqCst);
+        if overrun >= MAX_OVERRUN_THREADS {
+            return Err(ToolError::failed(format!(
+                "the sandbox is busy: {overrun} earlier runs outlived their time limit in a builtin the interpreter does not interrupt, and are still stopping; try again later"
+            )));
+        }
+        let lifetime = Arc::new(Lifetime::default());
         let _stop_on_drop = StopOnDrop(stop.clone());
         let limits = self.limits;
         let started = Instant::now();
@@ -343,11 +350,18 @@ bytes of answer.\n\n```ts\n{}",
             requests: sender,
             stop: stop.clone(),
         };
+        let thread_lifetime = lifetime.clone();
         std::thread::Builder::new()
             .name("toolbox-code-mode".into())
             .stack_size(limits.stack.saturating_mul(4).max(4 << 20))
-            .spawn(move || script.run())
-            .map_err(|error| ToolError::failed(format!("the sandbox could not start: {error}")))?;
+            .spawn(move || {
+                script.run();
+                thread_lifetime.ended();
+            })
+            .map_err(|error| {
+                lifetime.ended();
+                ToolError::failed(format!("the sandbox could not start: {error}"))
+            })?;
 
         let runner = self.runner(self.approval.clone());
         let run_id = ctx.call_id().unwrap_or("run").to_owned();
@@ -361,6 +375,7 @@ bytes of answer.\n\n```ts\n{}",
         loop {
             let Ok(request) = tokio::time::timeout_at(hard_deadline, requests.recv()).await else {
                 stop.store(true, Ordering::Relaxed);
+                lifetime.overran();
                 return Err(ToolError::failed(time_limit(limits)));
             };
             let Some(request) = request else { break };
@@ -614,11 +629,52 @@ fn result_json(content: &str) -> String {
 }
 
 /// Interrupts the script when the run's future is dropped.
+/// Stops the sandbox when the run is over, answered or dropped.
 struct StopOnDrop(Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Sandbox threads still running after their run answered at its hard
+/// deadline (its time limit and grace): each is in a builtin QuickJS does
+/// not interrupt (a string search of millions of characters, a sort of
+/// huge strings), and ends when the builtin does.
+static OVERRUN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many such threads the process keeps before it refuses new runs:
+/// each may hold a core and its run's heap.
+pub const MAX_OVERRUN_THREADS: usize = 2;
+
+/// Where a sandbox thread is: running its run, running past it (counted
+/// in [`OVERRUN`]), or ended.
+#[derive(Default)]
+struct Lifetime(AtomicU8);
+
+const RUNNING: u8 = 0;
+const OVERRAN: u8 = 1;
+const ENDED: u8 = 2;
+
+impl Lifetime {
+    /// The run answered at its hard deadline: the thread, still running,
+    /// is counted.
+    fn overran(&self) {
+        if self
+            .0
+            .compare_exchange(RUNNING, OVERRAN, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            OVERRUN.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The thread ended: no longer counted.
+    fn ended(&self) {
+        if self.0.swap(ENDED, Ordering::SeqCst) == OVERRAN {
+            OVERRUN.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -650,5 +706,59 @@ impl<B: ToolBox> ToolBox for CodeMode<B> {
 
     fn close(&self) -> BoxFuture<'_, Result<(), ToolError>> {
         self.toolbox.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use toolbox_core::{tool_fn, FnToolBox, ToolBoxExt};
+
+    async fn run(code: &CodeMode<FnToolBox>, script: &str) -> ToolResponse {
+        code.call(
+            RUN_CODE,
+            &json!({ "code": script }),
+            &Context::new(),
+            &ToolHandler::empty(),
+        )
+        .await
+    }
+
+    /// The only test of this binary that runs scripts: the count of
+    /// overrunning threads is the process's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_whose_threads_outlive_them_are_bounded() {
+        let tools =
+            FnToolBox::new([tool_fn("ping", "Answers pong.", |_: ()| async { "pong" })]).unwrap();
+        let code = CodeMode::new(tools).limits(Limits {
+            time: Duration::from_millis(100),
+            ..Limits::default()
+        });
+        // A string search QuickJS runs in C without polling the interrupt:
+        // 32,769 places, each compared up to 32,768 characters.
+        let spin = "return 'a'.repeat(1 << 16).indexOf('a'.repeat(1 << 15) + 'b');";
+        for _ in 0..MAX_OVERRUN_THREADS {
+            let answer = run(&code, spin).await;
+            assert_eq!(
+                answer.content,
+                "the run took longer than its time limit of 100 ms: do less in one run"
+            );
+        }
+        let busy = run(&code, "return 1;").await;
+        assert!(busy.is_error);
+        assert_eq!(
+            busy.content,
+            "the sandbox is busy: 2 earlier runs outlived their time limit in a builtin the interpreter does not interrupt, and are still stopping; try again later"
+        );
+        // Once they end, runs are taken again.
+        for _ in 0..600 {
+            if OVERRUN.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(OVERRUN.load(Ordering::SeqCst), 0, "the threads ended");
+        assert_eq!(run(&code, "return 1 + 1;").await.content, "2");
     }
 }

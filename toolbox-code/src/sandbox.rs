@@ -173,6 +173,12 @@ const PRELUDE: &str = r#"
   define(RealDate.prototype, "constructor", { value: NoClockDate, writable: true, configurable: true });
   globalThis.Date = NoClockDate;
   delete globalThis.performance;
+  // Arrays are made by `Array` alone: a species a script sets could run
+  // in the middle of a builtin.
+  define(Array, Symbol.species, { get: function () { return this; }, configurable: false });
+  // Nor does an array say whether it spreads through a getter on its
+  // prototype (the guard decides for an array's own flag).
+  define(Array.prototype, spreadable, { value: undefined, writable: false, configurable: false });
   // No proxies for scripts: a proxy of an array passes for one
   // (`Array.isArray`) and could tell a guard one length and a builtin
   // another. The prelude's own (`tools`, `Date`) are made above.
@@ -205,8 +211,11 @@ const PRELUDE: &str = r#"
   // array stays; a spreadable array-like becomes its copy; anything else
   // goes in as one element of an array.
   const concatPart = (what, a) => {
-    if (isArray(a)) return a;
-    if (a !== null && typeof a === "object" && a[spreadable]) return copyOf(what, a);
+    if (isArray(a) && !hasOwn(a, spreadable)) return a;
+    if (a !== null && typeof a === "object") {
+      const flag = a[spreadable];
+      if (flag || (flag === undefined && isArray(a))) return copyOf(what, a);
+    }
     return [a];
   };
   for (const name of ["join", "toString", "toLocaleString", "reverse", "fill", "copyWithin", "slice", "splice",
@@ -223,7 +232,12 @@ const PRELUDE: &str = r#"
           length += lengthOf(parts[i]);
         }
         walk(what, length);
-        return apply(original, isArray(this) ? this : concatPart(what, this), parts);
+        // Onto a fresh array: the builtin asks its receiver's species for
+        // the result before it reads the lengths, and a script's species
+        // could grow an array the guard has measured.
+        const all = [concatPart(what, this)];
+        for (let i = 0; i < parts.length; i++) all[i + 1] = parts[i];
+        return apply(original, [], all);
       }
       if (isArray(this)) {
         walk(what, lengthOf(this));
