@@ -648,56 +648,6 @@ impl<B: ToolBox + 'static> McpServer<B> {
 
     /// One `tools/call`, with `meta` the request's `_meta` merged over the
     /// context's (as [`call_tool`](ServerHandler::call_tool) made it).
-    /// Stores a task for a call of `tool` (holding `slot`, its place
-    /// among the calls in flight) and starts its run; the client's answer
-    /// is the task, once the store holds it.
-    async fn create_task(
-        &self,
-        tool: &str,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        meta: Map<String, Value>,
-        slot: CallSlot,
-        span: &tracing::Span,
-    ) -> Result<CallToolResponse, ErrorData> {
-        use tracing::Instrument as _;
-        // The task is in the store before the client hears of it.
-        let arguments = request
-            .arguments
-            .clone()
-            .map(Value::Object)
-            .unwrap_or(Value::Null);
-        let idempotent = self
-            .toolbox
-            .catalog()
-            .iter()
-            .find(|spec| spec.name == tool)
-            .and_then(|spec| spec.annotations.as_ref())
-            .and_then(|annotations| annotations.idempotent)
-            == Some(true);
-        let record = self
-            .tasks
-            .create(tool, arguments, caller_of(&context).as_ref(), idempotent)
-            .await?;
-        // The task's call is cancelled by `tasks/cancel` (through
-        // the store), not by the `tools/call` request that
-        // created it (already answered).
-        let mut context = context;
-        let cancel = tokio_util::sync::CancellationToken::new();
-        context.ct = cancel.clone();
-        let server = self.clone();
-        let call = async move {
-            server
-                .call_tool_inner(request, context, meta, Some(slot))
-                .await
-        }
-        .instrument(span.clone());
-        self.tasks.run(record.id.clone(), cancel, call);
-        Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
-            tasks::wire_task(&record),
-        )))
-    }
-
     /// A place among the calls in flight for a call of `tool`, within the
     /// session's and the server's limits; refused with the text a client
     /// reads.

@@ -518,3 +518,60 @@ pub(super) fn detailed(record: &TaskRecord) -> DetailedTask {
     };
     DetailedTask::new(wire_task(record), payload)
 }
+
+impl<B: toolbox_core::ToolBox + 'static> super::McpServer<B> {
+    /// Stores a task for a call of `tool` (holding `slot`, its place
+    /// among the calls in flight) and starts its run; the client's answer
+    /// is the task, once the store holds it.
+    pub(super) async fn create_task(
+        &self,
+        tool: &str,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        meta: Map<String, Value>,
+        slot: super::sessions::CallSlot,
+        span: &tracing::Span,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
+        // The task is in the store before the client hears of it.
+        let arguments = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or(Value::Null);
+        let idempotent = self
+            .toolbox
+            .catalog()
+            .iter()
+            .find(|spec| spec.name == tool)
+            .and_then(|spec| spec.annotations.as_ref())
+            .and_then(|annotations| annotations.idempotent)
+            == Some(true);
+        let record = self
+            .tasks
+            .create(
+                tool,
+                arguments,
+                super::caller_of(&context).as_ref(),
+                idempotent,
+            )
+            .await?;
+        // The task's call is cancelled by `tasks/cancel` (through
+        // the store), not by the `tools/call` request that
+        // created it (already answered).
+        let mut context = context;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        context.ct = cancel.clone();
+        let server = self.clone();
+        let call = async move {
+            server
+                .call_tool_inner(request, context, meta, Some(slot))
+                .await
+        }
+        .instrument(span.clone());
+        self.tasks.run(record.id.clone(), cancel, call);
+        Ok(rmcp::model::CallToolResponse::Task(
+            rmcp::model::CreateTaskResult::new(wire_task(&record)),
+        ))
+    }
+}
