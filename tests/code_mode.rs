@@ -634,6 +634,15 @@ async fn a_length_that_changes_between_reads_cannot_outlive_the_time_limit() {
             "the script threw: RangeError: Array.prototype.flat: a length of 4294967295 is past the 4194304 elements a run may walk",
         ),
         ("return typeof Proxy;", "undefined"),
+        // An array's own flag still says whether it spreads.
+        (
+            "const a = [1, 2]; a[Symbol.isConcatSpreadable] = false; return [0].concat(a).length;",
+            "2",
+        ),
+        (
+            "try { Object.defineProperty(Array.prototype, Symbol.isConcatSpreadable, { get() { return true; } }); } catch (e) { return e.name; }",
+            "TypeError",
+        ),
         (
             "const b = [1], a = [0]; a.constructor = { [Symbol.species]: function () { b.length = 2 ** 32 - 1; return {}; } }; return a.concat(b).length;",
             "2",

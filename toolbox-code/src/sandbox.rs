@@ -177,8 +177,9 @@ const PRELUDE: &str = r#"
   // in the middle of a builtin.
   define(Array, Symbol.species, { get: function () { return this; }, configurable: false });
   // Nor does an array say whether it spreads through a getter on its
-  // prototype (the guard decides for an array's own flag).
-  define(Array.prototype, spreadable, { value: undefined, writable: false, configurable: false });
+  // prototype (a value there runs nothing; the guard decides for an
+  // array's own flag).
+  define(Array.prototype, spreadable, { value: undefined, writable: true, configurable: false });
   // No proxies for scripts: a proxy of an array passes for one
   // (`Array.isArray`) and could tell a guard one length and a builtin
   // another. The prelude's own (`tools`, `Date`) are made above.
