@@ -237,13 +237,13 @@ async fn a_deferred_approval_stops_the_run_before_anything_after_it() {
 async fn each_limit_ends_the_run_with_its_own_error_and_the_box_stays_usable() {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let code = CodeMode::new(bank(&ran)).limits(Limits {
-        time: Duration::from_millis(500),
+        time: Duration::from_millis(2_000),
         memory: 16 << 20,
         output: 1_000,
         ..Limits::default()
     });
     let cases = [
-        ("while (true) {}", "time limit of 500 ms"),
+        ("while (true) {}", "time limit of 2000 ms"),
         (
             "const a = []; while (true) a.push(new Array(100000).fill(1));",
             "memory limit",
