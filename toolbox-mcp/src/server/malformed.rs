@@ -1,55 +1,35 @@
 //! Requests rmcp could not read as any method it knows: a known method
 //! whose params are of the wrong shape (`"name": 42` in `tools/call`)
 //! reaches the server as a custom request, which rmcp answers "method not
-//! found" naming only the method. Here a known method's params are read
-//! again, to say which field is wrong (`-32602`), and an unknown method is
-//! named as such (`-32601`).
+//! found" naming only the method. Here the params of a method the server
+//! serves are read again: a field of the wrong shape is named (`-32602`);
+//! anything else stays "method not found" (`-32601`), which is also what
+//! the protocol asks for the methods a version removed (`tasks/list`,
+//! `tasks/result` and, stateless, `initialize` in `2026-07-28`).
 
 use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::Value;
-
-/// The methods of the protocol a client may send this server (it serves
-/// no prompts and no completions: those are not found).
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/list",
-    "tasks/cancel",
-    "tasks/result",
-    "tasks/update",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "logging/setLevel",
-];
 
 /// The answer to a request of `method` with `params` that rmcp could not
 /// read.
 pub(super) fn answer(method: &str, params: Option<&Value>) -> ErrorData {
     let method_shown = toolbox_core::args::echo(method);
-    if !METHODS.contains(&method) {
-        return ErrorData::new(
+    match what_is_wrong(method, params) {
+        Some(wrong) => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("invalid params for `{method_shown}`: {wrong}"),
+            None,
+        ),
+        None => ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("method not found: `{method_shown}` is not a method this server answers"),
             None,
-        );
+        ),
     }
-    let wrong = what_is_wrong(method, params).unwrap_or_else(|| {
-        "they do not have the shape the protocol's schema gives this method".to_owned()
-    });
-    ErrorData::new(
-        ErrorCode::INVALID_PARAMS,
-        format!("invalid params for `{method_shown}`: {wrong}"),
-        None,
-    )
 }
 
-/// Which field of a known method's params is wrong, where it can be said.
+/// Which field of the params of a method this server serves in every
+/// protocol version is wrong, where it can be said.
 fn what_is_wrong(method: &str, params: Option<&Value>) -> Option<String> {
     let fields: &[(&str, Kind, bool)] = match method {
         "tools/call" => &[
@@ -57,19 +37,15 @@ fn what_is_wrong(method: &str, params: Option<&Value>) -> Option<String> {
             ("arguments", Kind::Object, false),
             ("_meta", Kind::Object, false),
         ],
-        "tasks/get" | "tasks/cancel" | "tasks/result" | "tasks/update" => &[
+        "tasks/get" | "tasks/cancel" | "tasks/update" => &[
             ("taskId", Kind::String, true),
             ("_meta", Kind::Object, false),
         ],
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            &[("uri", Kind::String, true), ("_meta", Kind::Object, false)]
+        "resources/read" => &[("uri", Kind::String, true), ("_meta", Kind::Object, false)],
+        "tools/list" | "resources/list" | "resources/templates/list" => {
+            &[("cursor", Kind::String, false)]
         }
-        "tools/list"
-        | "tasks/list"
-        | "resources/list"
-        | "prompts/list"
-        | "resources/templates/list" => &[("cursor", Kind::String, false)],
-        _ => &[],
+        _ => return None,
     };
     let params = match params {
         None | Some(Value::Null) => {
@@ -171,6 +147,24 @@ mod tests {
         assert_eq!(
             unknown.message,
             "method not found: `tools/run` is not a method this server answers"
+        );
+        // Removed in `2026-07-28` (and `initialize` stateless): not found,
+        // as the protocol asks, whatever their params.
+        for method in [
+            "tasks/list",
+            "tasks/result",
+            "initialize",
+            "logging/setLevel",
+        ] {
+            for params in [None, Some(json!({})), Some(json!({"taskId": 5}))] {
+                let answered = answer(method, params.as_ref());
+                assert_eq!(answered.code, ErrorCode::METHOD_NOT_FOUND, "{method}");
+            }
+        }
+        // Params of the right shape that rmcp still could not read.
+        assert_eq!(
+            answer("tools/call", Some(&json!({"name": "echo"}))).code,
+            ErrorCode::METHOD_NOT_FOUND
         );
     }
 }
