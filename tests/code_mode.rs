@@ -541,6 +541,19 @@ fn sandbox_threads() -> usize {
         .count()
 }
 
+/// The sandbox threads still alive once they had 5 s to end.
+async fn sandbox_threads_after_a_while() -> usize {
+    let mut left = sandbox_threads();
+    for _ in 0..50 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = sandbox_threads();
+    }
+    left
+}
+
 #[tokio::test]
 async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
     let ran = Arc::new(Mutex::new(Vec::new()));
@@ -580,15 +593,11 @@ async fn a_builtin_that_never_polls_cannot_outlive_the_time_limit() {
         );
     }
     // No sandbox thread is left spinning.
-    let mut left = sandbox_threads();
-    for _ in 0..50 {
-        if left == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        left = sandbox_threads();
-    }
-    assert_eq!(left, 0, "sandbox threads still alive");
+    assert_eq!(
+        sandbox_threads_after_a_while().await,
+        0,
+        "sandbox threads still alive"
+    );
     // The box is still usable.
     assert_eq!(run(&code, "return 1 + 1;").await.content, "2");
 }
@@ -670,15 +679,11 @@ async fn a_length_that_changes_between_reads_cannot_outlive_the_time_limit() {
             "{script}"
         );
     }
-    let mut left = sandbox_threads();
-    for _ in 0..50 {
-        if left == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        left = sandbox_threads();
-    }
-    assert_eq!(left, 0, "sandbox threads still alive");
+    assert_eq!(
+        sandbox_threads_after_a_while().await,
+        0,
+        "sandbox threads still alive"
+    );
 }
 
 #[tokio::test]

@@ -266,16 +266,16 @@ fn classify(token: &str) -> Option<Entity> {
         });
     }
     if let Some(name) = token.strip_prefix('#') {
-        // `#000` and `#333333` are colours: no issue's number starts with
-        // 0, and none has six or eight digits all alike.
-        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) && !is_hex_color(name) {
+        // `#000` and `#333333` are colours (read first): no issue's number
+        // starts with 0, and none has six or eight digits all alike.
+        if is_hex_color(name) {
+            return kind(Kind::Color);
+        }
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
             return (!name.starts_with('0')).then_some(Entity {
                 kind: Kind::IssueNumber,
                 site: None,
             });
-        }
-        if is_hex_color(name) {
-            return kind(Kind::Color);
         }
         if name.chars().next().is_some_and(char::is_alphanumeric)
             && name

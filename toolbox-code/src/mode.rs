@@ -306,7 +306,7 @@ bytes of answer.\n\n```ts\n{}",
         let built = tokio::task::spawn_blocking(move || {
             let held = kept.lock().unwrap_or_else(|p| p.into_inner()).clone();
             if let Some((tools, index)) = held {
-                if Arc::ptr_eq(&tools, &specs) || *tools == *specs {
+                if *tools == *specs {
                     return index;
                 }
             }
@@ -542,22 +542,19 @@ bytes of answer.\n\n```ts\n{}",
                         let _ = reply.send(Err("the run's time ran out".to_owned()));
                         continue;
                     };
-                    let answer = {
-                        let hits: Vec<Value> = index
-                            .search(&query, 5)
-                            .into_iter()
-                            .filter_map(|hit| specs.iter().find(|s| s.name == hit.name))
-                            .map(|spec| {
-                                json!({
-                                    "name": spec.name,
-                                    "description": one_line(&spec.description),
-                                    "declaration": typescript::declaration(spec),
-                                })
+                    let hits: Vec<Value> = index
+                        .search(&query, 5)
+                        .into_iter()
+                        .filter_map(|hit| specs.iter().find(|s| s.name == hit.name))
+                        .map(|spec| {
+                            json!({
+                                "name": spec.name,
+                                "description": one_line(&spec.description),
+                                "declaration": typescript::declaration(spec),
                             })
-                            .collect();
-                        Ok(Value::Array(hits).to_string())
-                    };
-                    let _ = reply.send(answer);
+                        })
+                        .collect();
+                    let _ = reply.send(Ok(Value::Array(hits).to_string()));
                 }
                 Request::Done(result) => {
                     if let Some(reason) = ended {

@@ -115,8 +115,7 @@ const PRELUDE: &str = r#"
   const unicode = () => new TypeError("tool names, arguments and queries must be well-formed Unicode text: a lone surrogate such as \\uD800 is not");
   // The host's answer; a text it cannot take (a lone surrogate) is refused
   // here, in words, not with the binding's.
-  const askCall = (name, text) => { try { return call(name, text); } catch (_) { throw unicode(); } };
-  const askFind = (query) => { try { return find(query); } catch (_) { throw unicode(); } };
+  const ask = (host) => { try { return host(); } catch (_) { throw unicode(); } };
   const wellFormed = (text) => (typeof toWellFormed === "function" ? apply(toWellFormed, text, []) : text);
   // JSON whose strings and keys are well-formed: JSON.stringify writes a
   // lone surrogate as a `\uD83D` escape, which the host cannot read.
@@ -137,7 +136,7 @@ const PRELUDE: &str = r#"
   const invoke = (name, input) => {
     const text = stringify(input === undefined ? {} : input);
     if (typeof text !== "string") throw new TypeError(`the input of tools.${name} must be JSON data: an object of arguments`);
-    const answer = parse(askCall(name, text));
+    const answer = parse(ask(() => call(name, text)));
     if (hasOwn(answer, "error")) throw new Error(answer.error);
     return answer.ok;
   };
@@ -155,7 +154,7 @@ const PRELUDE: &str = r#"
       const got = query === null ? "null" : isArray(query) ? "an array" : typeof query;
       throw new TypeError(`search(query) takes a string, what the tool should do in a few words (search("refund an order")); got ${got}`);
     }
-    const answer = parse(askFind(query));
+    const answer = parse(ask(() => find(query)));
     if (hasOwn(answer, "error")) throw new Error(answer.error);
     return answer.ok;
   };

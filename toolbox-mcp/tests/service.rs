@@ -232,6 +232,16 @@ async fn a_flood_of_abandoned_sessions_from_one_address_locks_nobody_out() {
     server.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A session opened on `url` and told the client is initialized: its id.
+async fn initialized_session(url: &str) -> String {
+    let (status, id) = open_session(url, "-").await;
+    assert_eq!(status, 200);
+    let id = id.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post_on_session(url, &id, initialized).await.0, 202);
+    id
+}
+
 /// POSTs `message` on session `id`: the status and the answer's text.
 async fn post_on_session(url: &str, id: &str, message: serde_json::Value) -> (u16, String) {
     let response = http()
@@ -258,11 +268,7 @@ async fn a_session_that_made_calls_outlives_a_flood_of_abandoned_initializes_fro
         .await
         .unwrap();
     let url = server.url();
-    let (status, id) = open_session(&url, "-").await;
-    assert_eq!(status, 200);
-    let id = id.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post_on_session(&url, &id, initialized).await.0, 202);
+    let id = initialized_session(&url).await;
     let ping = |n: u32| {
         json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
                "params": {"name": "ping", "arguments": {}}})
@@ -568,11 +574,7 @@ async fn a_request_of_the_wrong_shape_names_its_field_not_a_missing_method() {
         .await
         .unwrap();
     let url = server.url();
-    let (status, id) = open_session(&url, "-").await;
-    assert_eq!(status, 200);
-    let id = id.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post_on_session(&url, &id, initialized).await.0, 202);
+    let id = initialized_session(&url).await;
     let cases = [
         (
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 42}}),
